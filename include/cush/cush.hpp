@@ -1,0 +1,16 @@
+#pragma once
+/// @file cush.hpp
+/// @brief Everything cush offers: include this one header.
+
+#include "cush/device_buffer.hpp"
+#include "cush/device_guard.hpp"
+#include "cush/device_set.hpp"
+#include "cush/distribution.hpp"
+#include "cush/error.hpp"
+#include "cush/host_memory.hpp"
+#include "cush/layout.hpp"
+#include "cush/plan.hpp"
+#include "cush/segment.hpp"
+#include "cush/stream.hpp"
+#include "cush/transfer.hpp"
+#include "cush/version.hpp"

@@ -1,0 +1,104 @@
+#pragma once
+/// @file error.hpp
+/// @brief The exceptions cush throws, and the macros that check CUDA return codes.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace cush {
+
+/// @brief Base of every exception cush throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// @brief A bad argument. Thrown before anything was allocated or enqueued.
+class InvalidArgument : public Error {
+ public:
+  /// @param where    the function that rejected the call, e.g. "cush::Plan::scatter"
+  /// @param argument the name of the argument at fault, e.g. "devices"
+  /// @param problem  what is wrong with it
+  InvalidArgument(std::string where, std::string argument, const std::string& problem);
+  [[nodiscard]] const std::string& where() const noexcept { return where_; }
+  [[nodiscard]] const std::string& argument() const noexcept { return argument_; }
+
+ private:
+  std::string where_;
+  std::string argument_;
+};
+
+/// @brief A CUDA runtime call returned an error.
+class CudaError : public Error {
+ public:
+  CudaError(cudaError_t code, std::string call, const char* file, int line, int device,
+            const std::string& context);
+  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+  /// The text of the failing call, as written in the source.
+  [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  /// The current device when the call failed (-1 if unknown).
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+ private:
+  cudaError_t code_;
+  std::string call_;
+  int device_;
+};
+
+/// @brief A device has less free memory than an allocation needs. Nothing was allocated.
+class OutOfMemory : public Error {
+ public:
+  OutOfMemory(std::string where, int device, std::size_t needed, std::size_t available);
+  [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] std::size_t needed() const noexcept { return needed_; }
+  [[nodiscard]] std::size_t available() const noexcept { return available_; }
+
+ private:
+  int device_;
+  std::size_t needed_;
+  std::size_t available_;
+};
+
+/// @brief No usable CUDA device: no GPU, no driver, or fewer GPUs than asked for.
+class NoDevice : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+[[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line,
+                                   const std::string& context = {});
+/// For destructors: reports to stderr instead of throwing. Ignores errors caused by the CUDA
+/// runtime shutting down at process exit.
+void report_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept;
+}  // namespace detail
+
+}  // namespace cush
+
+/// Evaluates a CUDA runtime call once; throws cush::CudaError naming the call if it fails.
+#define CUSH_CUDA_CHECK(call)                                                           \
+  do {                                                                                  \
+    const cudaError_t cush_status_ = (call);                                            \
+    if (cush_status_ != cudaSuccess)                                                    \
+      ::cush::detail::throw_cuda_error(cush_status_, #call, __FILE__, __LINE__);        \
+  } while (0)
+
+/// As CUSH_CUDA_CHECK, and adds `context` (evaluated only on failure) to the message: the
+/// argument or object at fault, e.g. "segment 1 on device 0, 4096 bytes".
+#define CUSH_CUDA_CHECK_AT(call, context)                                               \
+  do {                                                                                  \
+    const cudaError_t cush_status_ = (call);                                            \
+    if (cush_status_ != cudaSuccess)                                                    \
+      ::cush::detail::throw_cuda_error(cush_status_, #call, __FILE__, __LINE__, (context)); \
+  } while (0)
+
+/// For destructors and other noexcept paths: reports a failure on stderr, never throws.
+#define CUSH_CUDA_CHECK_NOEXCEPT(call)                                                  \
+  do {                                                                                  \
+    const cudaError_t cush_status_ = (call);                                            \
+    if (cush_status_ != cudaSuccess)                                                    \
+      ::cush::detail::report_cuda_error(cush_status_, #call, __FILE__, __LINE__);       \
+  } while (0)

@@ -1,0 +1,53 @@
+#pragma once
+/// @file transfer.hpp
+/// @brief What moves where: an operation on a plan, turned into a list of copies. Pure host code.
+///
+/// The list is what a transport executes; computing it apart from moving it lets CI check every
+/// operation without a GPU (execute the list on host arrays and compare).
+
+#include <cstddef>
+#include <vector>
+
+#include "cush/layout.hpp"
+
+namespace cush {
+
+/// @brief One end of a copy: the host buffer of the operation, or the buffer of a device.
+struct Location {
+  static constexpr int host = -1;
+  int device = host;       ///< position in the plan's device set, or `host`
+  std::size_t offset = 0;  ///< elements from the start of that buffer
+  [[nodiscard]] constexpr bool is_host() const noexcept { return device == host; }
+  friend constexpr bool operator==(const Location&, const Location&) = default;
+};
+
+/// @brief Copy `count` elements from `src` to `dst`, once transfer `after` (if >= 0) is done.
+struct Transfer {
+  Location src;
+  Location dst;
+  std::size_t count = 0;
+  int after = -1;  ///< index of an earlier transfer in the same list, or -1
+  friend constexpr bool operator==(const Transfer&, const Transfer&) = default;
+};
+
+using TransferList = std::vector<Transfer>;
+
+/// @brief How a broadcast reaches the devices.
+struct BroadcastOptions {
+  /// Split the host data among the devices over their own host links, then complete every
+  /// replica with device-to-device copies (needs peer access). Otherwise every device reads the
+  /// whole host buffer.
+  bool use_peers = false;
+  /// Pipeline granularity of the split broadcast, in elements (0: one piece per device).
+  std::size_t chunk = 0;
+};
+
+/// Host -> devices for the elements `part` of the extent. Host offsets count from part.offset.
+/// A replicated layout gets the whole part on every device (as broadcast_transfers, no peers).
+[[nodiscard]] TransferList scatter_transfers(const Layout& layout, Range part);
+/// Devices -> host for the elements `part`. A replicated layout sends each device an even share.
+[[nodiscard]] TransferList gather_transfers(const Layout& layout, Range part);
+/// Host -> every device of a replicated layout for the elements `part`.
+[[nodiscard]] TransferList broadcast_transfers(const Layout& layout, Range part, const BroadcastOptions& options);
+
+}  // namespace cush

@@ -1,0 +1,18 @@
+#pragma once
+// Small kernels the GPU tests run on plan segments. Launch errors are thrown as cush::CudaError.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cush_test {
+
+/// x[i] = a * x[i] + b
+void affine(float* x, std::size_t n, float a, float b, cudaStream_t stream);
+/// x[i] += global index of x[i] (offset + i): catches wrong segment offsets.
+void add_index(double* x, std::size_t n, std::size_t offset, cudaStream_t stream);
+/// x[i] ^= low byte of (offset + i)
+void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t stream);
+
+}  // namespace cush_test

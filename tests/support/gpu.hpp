@@ -1,0 +1,50 @@
+#pragma once
+// GPU test helpers: skip with a reason when the host lacks GPUs; device orders to test.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cush/device_set.hpp"
+
+namespace cush_test {
+
+/// Empty if at least `n` GPUs are present, else the reason to skip.
+inline std::string missing_gpus(int n) {
+  const int have = cush::DeviceSet::available();
+  if (have >= n) return {};
+  std::string why = "needs " + std::to_string(n) + " GPU" + (n == 1 ? "" : "s") + ", this host has " + std::to_string(have);
+  if (have == 0) why += " (" + cush::DeviceSet::unavailable_reason() + ")";
+  return why;
+}
+
+/// Every device order worth testing on this host: each single GPU, the natural order of all,
+/// and the reversed order of all (e.g. {0}, {1}, {0, 1}, {1, 0}).
+inline std::vector<std::vector<int>> device_orders() {
+  const int n = cush::DeviceSet::available();
+  std::vector<std::vector<int>> orders;
+  for (int i = 0; i < n; ++i) orders.push_back({i});
+  if (n > 1) {
+    std::vector<int> all;
+    for (int i = 0; i < n; ++i) all.push_back(i);
+    orders.push_back(all);
+    orders.emplace_back(all.rbegin(), all.rend());
+  }
+  return orders;
+}
+
+inline std::string to_string(const std::vector<int>& ids) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  return s + "}";
+}
+
+}  // namespace cush_test
+
+/// Skips the current test, with its reason, unless the host has at least `n` GPUs.
+#define CUSH_REQUIRE_GPUS(n)                                                        \
+  do {                                                                              \
+    const std::string cush_missing_ = ::cush_test::missing_gpus(n);                 \
+    if (!cush_missing_.empty()) GTEST_SKIP() << cush_missing_;                      \
+  } while (0)
