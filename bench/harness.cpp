@@ -1,0 +1,71 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "cush/device_guard.hpp"
+#include "cush/device_set.hpp"
+#include "cush/error.hpp"
+#include "cush/version.hpp"
+
+namespace cush_bench {
+
+EventTimer::EventTimer(std::span<const int> devices) : devices_(devices.begin(), devices.end()) {
+  for (int d : devices_) {
+    start_.emplace_back(d, true);
+    stop_.emplace_back(d, true);
+  }
+}
+
+void EventTimer::start(std::span<const cudaStream_t> streams) {
+  synchronize(devices_);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    cush::DeviceGuard guard(devices_[i]);
+    start_[i].record(streams[i]);
+  }
+}
+
+double EventTimer::stop(std::span<const cudaStream_t> streams) {
+  double longest = 0;
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    cush::DeviceGuard guard(devices_[i]);
+    stop_[i].record(streams[i]);
+  }
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    stop_[i].synchronize();
+    longest = std::max(longest, static_cast<double>(stop_[i].elapsed_since(start_[i])) * 1e-3);
+  }
+  return longest;
+}
+
+void synchronize(std::span<const int> devices) {
+  for (int d : devices) {
+    cush::DeviceGuard guard(d);
+    CUSH_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
+
+std::vector<int> all_devices() {
+  std::vector<int> ids(static_cast<std::size_t>(cush::DeviceSet::available()));
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+  return ids;
+}
+
+void add_context() {
+  const cush::RuntimeVersions v = cush::runtime_versions();
+  benchmark::AddCustomContext("cush", v.cush);
+  benchmark::AddCustomContext("cuda_runtime", v.cuda_runtime);
+  benchmark::AddCustomContext("cuda_driver", v.cuda_driver);
+  benchmark::AddCustomContext("nccl", v.nccl);
+  const int n = cush::DeviceSet::available();
+  benchmark::AddCustomContext("gpu_count", std::to_string(n));
+  if (n > 0) {
+    const cush::DeviceSet all = cush::DeviceSet::all();
+    std::string models;
+    for (std::size_t i = 0; i < all.size(); ++i) models += (i ? ", " : "") + all.topology().device(i).name;
+    benchmark::AddCustomContext("gpus", models);
+    benchmark::AddCustomContext("peer_access", all.topology().all_peer_access() ? "all pairs" : "not all pairs");
+  }
+}
+
+}  // namespace cush_bench

@@ -1,0 +1,69 @@
+#pragma once
+// Shared by the GPU benchmarks: multi-device event timing, GB/s counters, run context.
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "cush/stream.hpp"
+
+namespace cush_bench {
+
+/// Times work spread over several devices with CUDA events. start() waits until every device is
+/// idle, then records a start event in each stream (a common point); stop() records a stop event
+/// in each stream and returns the longest start-to-stop interval: the time until the slowest
+/// device finished.
+class EventTimer {
+ public:
+  explicit EventTimer(std::span<const int> devices);
+  void start(std::span<const cudaStream_t> streams);
+  /// Seconds.
+  double stop(std::span<const cudaStream_t> streams);
+
+ private:
+  std::vector<int> devices_;
+  std::vector<cush::Event> start_;
+  std::vector<cush::Event> stop_;
+};
+
+/// Wall-clock timing for work that blocks the host (registration, synchronous copies).
+class WallTimer {
+ public:
+  void start() { t0_ = std::chrono::steady_clock::now(); }
+  double stop() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+/// Accumulates timed iterations and reports GB/s (1e9 bytes/s) from the manual time, not from
+/// CPU time (which is what Google Benchmark's rate counters divide by).
+class Throughput {
+ public:
+  void add(double seconds, double bytes) {
+    seconds_ += seconds;
+    bytes_ += bytes;
+  }
+  void report(benchmark::State& state, const char* name = "GB/s") const {
+    state.counters[name] = seconds_ > 0 ? bytes_ / seconds_ / 1e9 : 0.0;
+  }
+
+ private:
+  double seconds_ = 0;
+  double bytes_ = 0;
+};
+
+/// Adds GPU model and count, driver, CUDA runtime and NCCL versions to the JSON context.
+void add_context();
+
+/// The host's GPUs in ordinal order (empty without GPUs).
+std::vector<int> all_devices();
+
+/// Synchronizes every device of `devices` (throws on a failed one).
+void synchronize(std::span<const int> devices);
+
+}  // namespace cush_bench

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs on a GPU host: build, the whole GPU test suite, compute-sanitizer (memcheck) over the GPU
+# tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
+# summary is printed last.
+#
+#   CUSH_STEPS   comma list of build,test,sanitize,probe,bench (default: all)
+#   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
+#   CUSH_BUILD_DIR     build directory (default: build-gpu)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+build=${CUSH_BUILD_DIR:-build-gpu}
+steps=",${CUSH_STEPS:-build,test,sanitize,probe,bench},"
+summary="$OUT/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+has() { [[ "$steps" == *",$1,"* ]]; }
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 ))s; }
+
+note "== cush GPU check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
+note "   driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $(nvcc --version | tail -1)"
+
+if has build; then
+  gen=(-G Ninja); [ -f "$build/CMakeCache.txt" ] && gen=()
+  if cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
+     cmake --build "$build" -j "$(nproc)" >>"$OUT/build.log" 2>&1; then
+    note "build: ok ($(elapsed))"
+  else
+    note "build: FAILED ($(elapsed)); last lines:"; tail -30 "$OUT/build.log" | tee -a "$summary"; exit 1
+  fi
+fi
+
+if has test; then
+  (cd "$build" && timeout 900 ctest -j 8 --output-on-failure --timeout 600) >"$OUT/ctest.log" 2>&1
+  rc=$?
+  note "ctest (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest.log")"
+  note "   skipped: $(grep -c '(Skipped)' "$OUT/ctest.log"), failed: $(grep -cE '\(Failed\)|\(Timeout\)|Exception' "$OUT/ctest.log")"
+  grep -E '\(Failed\)|\(Timeout\)' "$OUT/ctest.log" | head -20 | tee -a "$summary"
+fi
+
+if has sanitize; then
+  : >"$OUT/sanitizer.log"
+  for t in "$build"/tests/test_*_gpu; do
+    echo "=== $t" >>"$OUT/sanitizer.log"
+    timeout 600 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
+    rc=$?
+    note "memcheck $(basename "$t"): rc $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"
+  done
+fi
+
+if has probe; then
+  timeout 300 "$build/bench/probe_host_memory" 2 >"$OUT/probe.md" 2>&1
+  note "probe: rc $? ($(elapsed))"
+fi
+
+if has bench; then
+  timeout 900 "$build/bench/bench_host_ops" --benchmark_filter="${CUSH_BENCH_FILTER:-.}" \
+    --benchmark_out="$OUT/host_ops.json" --benchmark_out_format=json >"$OUT/bench.log" 2>&1
+  note "bench_host_ops: rc $? ($(elapsed))"
+  python3 tools/summarize_host_ops.py "$OUT/host_ops.json" >"$OUT/host_ops.md" 2>&1 || true
+fi
+
+echo
+[ -f "$OUT/host_ops.md" ] && tail -40 "$OUT/host_ops.md"
+[ -f "$OUT/probe.md" ] && tail -45 "$OUT/probe.md"
+echo
+cat "$summary"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what cush needs to build and test, where it is missing. Safe to run again.
+# On machines without a package manager we can use (the GPU host), it only checks.
+set -euo pipefail
+
+missing=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_file() { [ -e "$1" ] || missing+=("$2"); }
+
+need_cmd cmake cmake
+need_cmd g++ g++
+need_cmd ninja ninja-build
+need_cmd pmccabe pmccabe
+need_cmd python3 python3
+need_file /usr/include/gtest/gtest.h libgtest-dev
+need_file /usr/include/benchmark/benchmark.h libbenchmark-dev
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+      { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; } ||
+      echo "setup: could not install ${missing[*]}; the build or some tests may fail or skip" >&2
+  else
+    echo "setup: no apt-get here; missing: ${missing[*]} (tests that need them skip with a reason)" >&2
+  fi
+fi
+
+# The CUDA toolkit cannot be installed by this script; say so plainly if it is absent.
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: the CUDA toolkit (nvcc) is missing; install CUDA 12 or newer to /usr/local/cuda" >&2
+  exit 1
+fi
+echo "setup: ok"
