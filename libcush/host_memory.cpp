@@ -143,6 +143,10 @@ HostRegistration::HostRegistration(const void* ptr, std::size_t bytes) : ptr_(pt
   const auto first = reinterpret_cast<std::uintptr_t>(ptr);
   const std::uintptr_t begin = (first + page - 1) / page * page;
   const std::uintptr_t end = (first + bytes) / page * page;
+  if (!registry().overlapping(begin, end).empty())
+    throw InvalidArgument(where, "ptr",
+                          "the range overlaps memory that a live HostRegistration (or Plan::pin_host) has "
+                          "registered already");
   // Piece boundaries on multiples of the chunk size (itself a multiple of the page size).
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
   for (std::uintptr_t b = begin; b < end;) {

@@ -52,7 +52,7 @@ if has sanitize; then
 fi
 
 if has probe; then
-  timeout 300 "$build/bench/probe_host_memory" 2 >"$OUT/probe.md" 2>&1
+  timeout 300 "$build/bench/probe_host_memory" 4 >"$OUT/probe.md" 2>&1
   note "probe: rc $? ($(elapsed))"
 fi
 

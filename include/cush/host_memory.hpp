@@ -25,11 +25,11 @@ namespace cush {
 /// CUSH_STAGING_SLOTS, CUSH_DIRECT_BELOW_KIB, CUSH_COPY_THREADS and CUSH_REGISTRATION_CHUNK_MIB
 /// override them at start-up.
 struct HostTransferOptions {
-  std::size_t staging_chunk = std::size_t{8} << 20;        ///< bytes per staging pipeline step
-  int staging_slots = 4;                                   ///< pinned staging buffers per device
-  std::size_t direct_below = std::size_t{256} << 10;       ///< smaller pageable copies use cudaMemcpyAsync
-  int copy_threads = 0;                                    ///< threads per staging copy; 0: min(16, cores)
-  std::size_t registration_chunk = std::size_t{256} << 20; ///< HostRegistration pins in pieces of this size, in parallel
+  std::size_t staging_chunk = std::size_t{32} << 20;        ///< bytes per staging pipeline step
+  int staging_slots = 2;                                    ///< pinned staging buffers per device
+  std::size_t direct_below = std::size_t{256} << 10;        ///< smaller pageable copies use cudaMemcpyAsync
+  int copy_threads = 0;                                     ///< threads per staging copy; 0: min(16, cores)
+  std::size_t registration_chunk = std::size_t{1} << 30;    ///< HostRegistration pins in pieces of this size, in parallel
 };
 
 /// The options in force.
