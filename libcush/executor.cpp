@@ -140,7 +140,7 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
       const auto* host = static_cast<const std::byte*>(ctx.host_src);
       const std::size_t base = t.src.offset * es;
       src_pieces.split(base, bytes, [&](std::size_t off, std::size_t n, bool pinned) {
-        if (pinned || n < options.direct_below) {
+        if (pinned || n < options.direct_to_device_below) {
           CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(dev + (off - base), host + off, n, cudaMemcpyHostToDevice, stream),
                              describe(t, es));
         } else {
@@ -152,7 +152,7 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
       auto* host = static_cast<std::byte*>(ctx.host_dst);
       const std::size_t base = t.dst.offset * es;
       dst_pieces.split(base, bytes, [&](std::size_t off, std::size_t n, bool pinned) {
-        if (pinned || n < options.direct_below) {
+        if (pinned || n < options.direct_to_host_below) {
           CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(host + off, dev + (off - base), n, cudaMemcpyDeviceToHost, stream),
                              describe(t, es));
         } else {

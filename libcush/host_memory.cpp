@@ -52,7 +52,8 @@ struct OptionsStore {
     HostTransferOptions o;
     o.staging_chunk = env_size("CUSH_STAGING_CHUNK_MIB", o.staging_chunk, std::size_t{1} << 20);
     o.staging_slots = static_cast<int>(env_size("CUSH_STAGING_SLOTS", static_cast<std::size_t>(o.staging_slots), 1));
-    o.direct_below = env_size("CUSH_DIRECT_BELOW_KIB", o.direct_below, std::size_t{1} << 10);
+    o.direct_to_device_below = env_size("CUSH_DIRECT_TO_DEVICE_BELOW_KIB", o.direct_to_device_below, std::size_t{1} << 10);
+    o.direct_to_host_below = env_size("CUSH_DIRECT_TO_HOST_BELOW_KIB", o.direct_to_host_below, std::size_t{1} << 10);
     o.copy_threads = static_cast<int>(env_size("CUSH_COPY_THREADS", static_cast<std::size_t>(o.copy_threads), 1));
     o.registration_chunk = env_size("CUSH_REGISTRATION_CHUNK_MIB", o.registration_chunk, std::size_t{1} << 20);
     validate(o, "cush (environment)");

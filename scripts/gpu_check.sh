@@ -3,7 +3,8 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,sanitize,probe,bench (default: all)
+#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,probe,bench
+#                (default: all; test1 runs the suite with one GPU visible)
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 set -uo pipefail
@@ -12,7 +13,7 @@ export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 build=${CUSH_BUILD_DIR:-build-gpu}
-steps=",${CUSH_STEPS:-build,test,sanitize,probe,bench},"
+steps=",${CUSH_STEPS:-build,test,test1,demo,sanitize,probe,bench},"
 summary="$OUT/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -39,6 +40,20 @@ if has test; then
   note "ctest (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest.log")"
   note "   skipped: $(grep -c '(Skipped)' "$OUT/ctest.log"), failed: $(grep -cE '\(Failed\)|\(Timeout\)|Exception' "$OUT/ctest.log")"
   grep -E '\(Failed\)|\(Timeout\)' "$OUT/ctest.log" | head -20 | tee -a "$summary"
+fi
+
+if has test1; then
+  # The same suite on a host with one GPU: 2-GPU tests must skip, the rest pass.
+  (cd "$build" && CUDA_VISIBLE_DEVICES=0 timeout 600 ctest -j 8 --output-on-failure --timeout 600) >"$OUT/ctest_1gpu.log" 2>&1
+  rc=$?
+  note "ctest, 1 GPU visible (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest_1gpu.log"), skipped: $(grep -c '(Skipped)' "$OUT/ctest_1gpu.log")"
+  grep -E '\(Failed\)|\(Timeout\)' "$OUT/ctest_1gpu.log" | head -20 | tee -a "$summary"
+fi
+
+if has demo; then
+  timeout 120 "$build/examples/cush_demo" 1024 >"$OUT/demo.log" 2>&1
+  note "demo: rc $? ($(elapsed))"
+  cat "$OUT/demo.log" >>"$summary"
 fi
 
 if has sanitize; then

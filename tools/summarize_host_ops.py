@@ -78,7 +78,10 @@ def main():
     line("pinned scatter + gather, cush speed / raw", pair("pinned"), 0.95)
     line("pageable first use (staged) scatter + gather, x raw pageable", pair("pageable"), 2)
     line("pageable moved again (registered) scatter + gather, x raw pageable", pair("registered"), 4)
-    line("pageable first use through registration (register_each), x raw pageable", pair("register_each"), 2)
+    re_each = pair("register_each")
+    if re_each is not None:
+        print(f"- for comparison, registering inside every move (register_each), x raw pageable: {re_each:.2f} "
+              "(why cush stages instead: docs/host_memory.md)")
     line("broadcast from pinned, cush speed / raw", ratio("broadcast", "pinned"), 0.95)
 
 

@@ -22,12 +22,15 @@ namespace cush {
 
 /// @brief Tuning of moves between host memory and devices. Defaults come from measurements on
 /// the 2 x H200 host (docs/host_memory.md); environment variables CUSH_STAGING_CHUNK_MIB,
-/// CUSH_STAGING_SLOTS, CUSH_DIRECT_BELOW_KIB, CUSH_COPY_THREADS and CUSH_REGISTRATION_CHUNK_MIB
-/// override them at start-up.
+/// CUSH_STAGING_SLOTS, CUSH_DIRECT_TO_DEVICE_BELOW_KIB, CUSH_DIRECT_TO_HOST_BELOW_KIB,
+/// CUSH_COPY_THREADS and CUSH_REGISTRATION_CHUNK_MIB override them at start-up.
 struct HostTransferOptions {
   std::size_t staging_chunk = std::size_t{32} << 20;        ///< bytes per staging pipeline step
   int staging_slots = 2;                                    ///< pinned staging buffers per device
-  std::size_t direct_below = std::size_t{256} << 10;        ///< smaller pageable copies use cudaMemcpyAsync
+  /// Pageable pieces smaller than these go straight to cudaMemcpyAsync: below them the driver's
+  /// own bounce buffer beats a pipeline that has too few chunks to overlap.
+  std::size_t direct_to_device_below = std::size_t{4} << 20;
+  std::size_t direct_to_host_below = std::size_t{256} << 10;
   int copy_threads = 0;                                     ///< threads per staging copy; 0: min(16, cores)
   std::size_t registration_chunk = std::size_t{1} << 30;    ///< HostRegistration pins in pieces of this size, in parallel
 };
@@ -46,7 +49,8 @@ void set_host_transfer_options(const HostTransferOptions& options);
 /// While it lives, every cush copy from or to the range is a direct DMA. Registering costs about
 /// as much as one pageable copy of the range (cush pins large ranges in parallel pieces), so it
 /// pays off from the second move on. The memory must stay allocated until the registration is
-/// destroyed.
+/// destroyed, and the registration must outlive the moves that use it: destroy it after
+/// plan.wait() (Plan::pin_host ties it to the plan, which waits before releasing it).
 ///
 /// Only the whole pages inside the range are pinned: a page at either end may be shared with
 /// another allocation, and CUDA refuses to register a page twice. The partial end pages (less

@@ -63,7 +63,8 @@ cush::HostTransferOptions small_staging() {
   cush::HostTransferOptions o = cush::host_transfer_options();
   o.staging_chunk = std::size_t{64} << 10;
   o.staging_slots = 2;
-  o.direct_below = 0;
+  o.direct_to_device_below = 0;
+  o.direct_to_host_below = 0;
   o.registration_chunk = std::size_t{1} << 20;  // registered arrays > 1 MiB come in pieces
   return o;
 }
