@@ -6,4 +6,12 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 cd "${CUSH_BUILD_DIR:-build}"
-ctest -j "$(nproc)" --output-on-failure --timeout 1200
+rc=0
+ctest -j "$(nproc)" --output-on-failure --timeout 1200 || rc=$?
+# ctest lists skipped tests but not why; GoogleTest wrote the reason on the line after "Skipped".
+log=Testing/Temporary/LastTest.log
+if grep -q ": Skipped" "$log" 2>/dev/null; then
+  echo "Why tests were skipped (count, reason):"
+  grep -A1 ": Skipped$" "$log" | grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c | sed 's/^/  /'
+fi
+exit "$rc"
