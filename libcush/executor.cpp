@@ -75,6 +75,16 @@ std::pair<std::size_t, std::size_t> host_extent(const TransferList& list, bool s
   return lo < hi ? std::pair{lo, hi} : std::pair{std::size_t{0}, std::size_t{0}};
 }
 
+// cudaMemcpyAsync with pageable memory first waits for the work already in its stream. A small
+// pageable piece is copied that way only when the stream is idle, so that no operation ever
+// blocks the caller on earlier work; otherwise it is staged.
+bool idle(cudaStream_t stream) {
+  const cudaError_t status = cudaStreamQuery(stream);
+  if (status == cudaSuccess) return true;
+  if (status != cudaErrorNotReady) CUSH_CUDA_CHECK(status);  // an earlier asynchronous failure
+  return false;
+}
+
 std::string describe(const Transfer& t, std::size_t es) {
   auto end = [](const Location& l) {
     return l.is_host() ? std::string("host") : "device position " + std::to_string(l.device);
@@ -140,7 +150,7 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
       const auto* host = static_cast<const std::byte*>(ctx.host_src);
       const std::size_t base = t.src.offset * es;
       src_pieces.split(base, bytes, [&](std::size_t off, std::size_t n, bool pinned) {
-        if (pinned || n < options.direct_to_device_below) {
+        if (pinned || (n < options.direct_to_device_below && idle(stream))) {
           CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(dev + (off - base), host + off, n, cudaMemcpyHostToDevice, stream),
                              describe(t, es));
         } else {
@@ -152,7 +162,7 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
       auto* host = static_cast<std::byte*>(ctx.host_dst);
       const std::size_t base = t.dst.offset * es;
       dst_pieces.split(base, bytes, [&](std::size_t off, std::size_t n, bool pinned) {
-        if (pinned || n < options.direct_to_host_below) {
+        if (pinned || (n < options.direct_to_host_below && idle(stream))) {
           CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(host + off, dev + (off - base), n, cudaMemcpyDeviceToHost, stream),
                              describe(t, es));
         } else {

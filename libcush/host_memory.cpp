@@ -172,9 +172,19 @@ HostRegistration::HostRegistration(const void* ptr, std::size_t bytes) : ptr_(pt
                                       ? "; part of the range is registered already"
                                       : ""));
   }
-  for (const auto& [b, e] : ranges) {
-    pieces_.push_back(reinterpret_cast<void*>(b));
-    registry().add(b, e);
+  try {
+    pieces_.reserve(ranges.size());
+    for (const auto& [b, e] : ranges) {
+      pieces_.push_back(reinterpret_cast<void*>(b));
+      registry().add(b, e);
+    }
+  } catch (...) {  // bookkeeping ran out of memory: give the pages back before leaving
+    for (const auto& [b, e] : ranges) {
+      registry().remove(b);
+      CUSH_CUDA_CHECK_NOEXCEPT(cudaHostUnregister(reinterpret_cast<void*>(b)));
+    }
+    pieces_.clear();
+    throw;
   }
 }
 
@@ -218,6 +228,13 @@ void* pinned_allocate(std::size_t bytes) {
   CUSH_CUDA_CHECK_AT(cudaHostAlloc(&p, bytes, cudaHostAllocPortable),
                      "allocating " + std::to_string(bytes) + " bytes of pinned host memory");
   return p;
+}
+
+void* pinned_allocate_array(std::size_t n, std::size_t element_size) {
+  if (element_size != 0 && n > SIZE_MAX / element_size)
+    throw InvalidArgument("cush::PinnedBuffer", "n",
+                          std::to_string(n) + " elements of " + std::to_string(element_size) + " bytes overflow");
+  return pinned_allocate(n * element_size);
 }
 
 void pinned_free(void* ptr) noexcept {

@@ -1,6 +1,7 @@
 #include "cush/detail/staging.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -22,7 +23,13 @@ struct CopyJob {
 
 void CUDART_CB run_copy(void* data) {
   const std::unique_ptr<CopyJob> job(static_cast<CopyJob*>(data));
-  parallel_memcpy(job->dst, job->src, job->bytes, job->threads);
+  // An exception must not leave a CUDA callback (std::terminate). The pool can only fail to
+  // allocate; the copy itself cannot fail, so fall back to copying on this thread.
+  try {
+    parallel_memcpy(job->dst, job->src, job->bytes, job->threads);
+  } catch (...) {
+    std::memcpy(job->dst, job->src, job->bytes);
+  }
 }
 
 void launch_copy(cudaStream_t lane, void* dst, const void* src, std::size_t bytes, unsigned threads) {

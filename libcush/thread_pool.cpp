@@ -104,7 +104,9 @@ void parallel_memcpy(void* dst, const void* src, std::size_t bytes, unsigned thr
     std::memcpy(dst, src, bytes);
     return;
   }
-  const std::size_t piece = ((bytes / tasks) + align - 1) / align * align;
+  // Ceiling division first: rounding bytes / tasks down and then up to the alignment can leave
+  // up to tasks - 1 bytes at the end uncopied.
+  const std::size_t piece = ((bytes + tasks - 1) / tasks + align - 1) / align * align;
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   ThreadPool::shared().run(tasks, [=](std::size_t i) {

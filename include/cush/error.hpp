@@ -62,7 +62,8 @@ class OutOfMemory : public Error {
   std::size_t available_;
 };
 
-/// @brief No usable CUDA device: no GPU, no driver, or fewer GPUs than asked for.
+/// @brief No usable CUDA device: no GPU or no driver. (Asking for more GPUs than the host has
+/// is an InvalidArgument.)
 class NoDevice : public Error {
  public:
   using Error::Error;

@@ -27,8 +27,9 @@ namespace cush {
 struct HostTransferOptions {
   std::size_t staging_chunk = std::size_t{32} << 20;        ///< bytes per staging pipeline step
   int staging_slots = 2;                                    ///< pinned staging buffers per device
-  /// Pageable pieces smaller than these go straight to cudaMemcpyAsync: below them the driver's
-  /// own bounce buffer beats a pipeline that has too few chunks to overlap.
+  /// Pageable pieces smaller than these go straight to cudaMemcpyAsync when the stream has no
+  /// work pending (then it cannot block the caller on earlier work): below them the driver's own
+  /// bounce buffer beats a pipeline that has too few chunks to overlap.
   std::size_t direct_to_device_below = std::size_t{4} << 20;
   std::size_t direct_to_host_below = std::size_t{256} << 10;
   int copy_threads = 0;                                     ///< threads per staging copy; 0: min(16, cores)
@@ -79,6 +80,8 @@ class HostRegistration {
 
 namespace detail {
 void* pinned_allocate(std::size_t bytes);
+/// Pinned memory for n elements of `element_size` bytes; rejects sizes that overflow.
+void* pinned_allocate_array(std::size_t n, std::size_t element_size);
 void pinned_free(void* ptr) noexcept;
 
 /// A piece of a host range that is wholly pinned or wholly pageable.
@@ -100,7 +103,7 @@ class PinnedBuffer {
  public:
   PinnedBuffer() noexcept = default;
   explicit PinnedBuffer(std::size_t n)
-      : data_(static_cast<T*>(detail::pinned_allocate(n * sizeof(T)))), size_(n) {}
+      : data_(static_cast<T*>(detail::pinned_allocate_array(n, sizeof(T)))), size_(n) {}
   ~PinnedBuffer() { detail::pinned_free(data_); }
   PinnedBuffer(PinnedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {

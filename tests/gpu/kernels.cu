@@ -40,3 +40,20 @@ void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t 
 }
 
 }  // namespace cush_test
+
+namespace cush_test {
+namespace {
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+}  // namespace
+
+void spin(cudaStream_t stream, double ms) {
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(ms * 1e6));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+}  // namespace cush_test

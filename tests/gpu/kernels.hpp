@@ -16,3 +16,8 @@ void add_index(double* x, std::size_t n, std::size_t offset, cudaStream_t stream
 void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t stream);
 
 }  // namespace cush_test
+
+namespace cush_test {
+/// Occupies `stream` for about `ms` milliseconds of wall time (one thread spinning on %globaltimer).
+void spin(cudaStream_t stream, double ms);
+}  // namespace cush_test

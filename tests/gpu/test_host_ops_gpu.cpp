@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -129,7 +130,9 @@ TEST(HostOps, BytesElementsAtOddSizesAndDefaultStaging) {
   CUSH_REQUIRE_GPUS(1);
   // Default options: large pageable arrays use the real chunk size, small ones the direct path.
   for (const auto& order : cush_test::device_orders()) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{262147}, std::size_t{25'000'009}}) {
+    // 10 MiB + 8: per-copy sizes whose split over 16 threads once dropped the last bytes.
+    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{262147}, (std::size_t{10} << 20) + 8,
+                          std::size_t{25'000'009}}) {
       for (HostKind kind : all_kinds) {
         SCOPED_TRACE(cush_test::to_string(order) + " n=" + std::to_string(n) + " " + name(kind));
         HostArray<std::uint8_t> in(n, kind), out(n, kind);
@@ -316,4 +319,35 @@ TEST(HostOps, RegistrationsArePinnedForTheirLifetimeOnly) {
   for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(out[i], v[i]) << i;
   cush::PinnedBuffer<int> p(10);
   EXPECT_TRUE(cush::is_pinned(p.data(), 40));
+}
+
+TEST(HostOps, PageableMovesDoNotBlockOnEarlierWork) {
+  CUSH_REQUIRE_GPUS(1);
+  // A pageable cudaMemcpyAsync waits for the work already in its stream; cush's operations must
+  // return at once and still deliver the right data. The 300 ms kernel against a 100 ms limit on
+  // the call leaves room for a slow host (compute-sanitizer); this checks blocking, not speed.
+  using Clock = std::chrono::steady_clock;
+  auto seconds_of = [](auto&& f) {
+    const auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  for (const auto& order : cush_test::device_orders()) {
+    for (std::size_t n : {std::size_t{1000}, std::size_t{3'000'001}}) {  // direct-sized and staged
+      for (HostKind kind : {HostKind::pageable, HostKind::registered}) {
+        SCOPED_TRACE(cush_test::to_string(order) + " n=" + std::to_string(n) + " " + name(kind));
+        HostArray<float> in(n, kind), out(n, kind);
+        cush_test::fill_random(in.span());
+        cush::Plan<float> plan(cush::DeviceSet(order), n);
+        auto busy = [&] { plan.for_each([](cush::Segment<float> s) { cush_test::spin(s.stream(), 300); }); };
+        busy();
+        EXPECT_LT(seconds_of([&] { plan.scatter(in.span()); }), 0.1) << "scatter waited for the kernel";
+        plan.for_each([](cush::Segment<float> s) { cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream()); });
+        busy();
+        EXPECT_LT(seconds_of([&] { plan.gather(out.span()); }), 0.1) << "gather waited for the kernel";
+        plan.wait();
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+      }
+    }
+  }
 }

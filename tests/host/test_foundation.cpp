@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <numeric>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -132,12 +133,30 @@ TEST(ThreadPool, RunsEveryTaskOnceAndPropagatesErrors) {
   EXPECT_EQ(sum.load(), 4 * 4950);
 }
 
-TEST(ThreadPool, ParallelMemcpyCopiesOddSizesExactly) {
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{3} << 20, (std::size_t{7} << 20) + 13}) {
-    std::vector<unsigned char> src(bytes), dst(bytes + 1, 0xAB);
-    cush_test::fill_random(std::span<unsigned char>(src));
-    cush::detail::parallel_memcpy(dst.data(), src.data(), bytes, 5);
-    ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << bytes;
-    ASSERT_EQ(dst[bytes], 0xAB) << "wrote past the end";
+TEST(ThreadPool, ParallelMemcpyCopiesEveryByteAndNoMore) {
+  constexpr std::size_t max = (std::size_t{24} << 20) + 64;
+  std::vector<unsigned char> src(max), dst(max + 1);
+  cush_test::fill_random(std::span<unsigned char>(src));
+  std::vector<std::size_t> sizes{0, 1, 4095, std::size_t{3} << 20, (std::size_t{7} << 20) + 13};
+  // The sizes that once lost their tail: bytes / tasks a multiple of 4 KiB, bytes % tasks != 0.
+  for (std::size_t tasks : {2, 3, 5, 7, 16, 17})
+    for (std::size_t pages_per_task : {256, 320, 1024})
+      for (std::size_t extra : {std::size_t{1}, tasks - 1})
+        if (tasks * pages_per_task * 4096 + extra <= max) sizes.push_back(tasks * pages_per_task * 4096 + extra);
+  std::mt19937_64 g(5);
+  for (int k = 0; k < 100; ++k) sizes.push_back(std::uniform_int_distribution<std::size_t>(0, max)(g));
+  for (std::size_t bytes : sizes) {
+    for (unsigned threads : {1U, 2U, 5U, 16U, 17U}) {
+      std::memset(dst.data(), 0xAB, bytes + 1);
+      cush::detail::parallel_memcpy(dst.data(), src.data(), bytes, threads);
+      ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << bytes << " bytes, " << threads << " threads";
+      ASSERT_EQ(dst[bytes], 0xAB) << "wrote past the end: " << bytes << " bytes, " << threads << " threads";
+    }
   }
+}
+
+TEST(PinnedBuffer, RejectsSizesThatOverflow) {
+  EXPECT_THROW(cush::PinnedBuffer<double>(SIZE_MAX / 4), cush::InvalidArgument);
+  const cush::PinnedBuffer<double> empty(0);
+  EXPECT_EQ(empty.data(), nullptr);
 }
