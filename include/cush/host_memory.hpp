@@ -39,6 +39,9 @@ struct HostTransferOptions {
 /// The options in force.
 [[nodiscard]] HostTransferOptions host_transfer_options();
 /// Replaces the options (validated: chunk sizes > 0 and multiples of 4 KiB, slots >= 2, threads >= 0).
+/// A new chunk size or slot count reallocates each device's staging buffers at its next staged
+/// move; freeing pinned memory synchronizes the device, so that one move waits for the work
+/// already running there. Set options once, at start-up, where that matters.
 void set_host_transfer_options(const HostTransferOptions& options);
 
 /// True if every byte of [ptr, ptr + bytes) is page-locked (cudaHostAlloc, cudaHostRegister,
