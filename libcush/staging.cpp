@@ -94,18 +94,22 @@ void StagingEngine::prepare(const HostTransferOptions& options) {
   next_slot_ = 0;
 }
 
-void StagingEngine::to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
-  if (bytes == 0) return;
+unsigned StagingEngine::begin(cudaStream_t stream) {
   const HostTransferOptions options = host_transfer_options();
-  const unsigned threads = copy_threads(options);
-  std::lock_guard lock(mutex_);
-  DeviceGuard guard(device_);
   prepare(options);
-  // Neither lane may start before the caller's earlier work: a kernel may still read the
-  // destination, or an earlier gather may still be writing the host source.
+  // Neither lane may start before the caller's earlier work: a kernel may still use the device
+  // buffer, or an earlier gather may still be writing the host buffer.
   start_.record(stream);
   start_.wait_in(copy_lane_.get());
   start_.wait_in(dma_lane_.get());
+  return copy_threads(options);
+}
+
+void StagingEngine::to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  std::lock_guard lock(mutex_);
+  DeviceGuard guard(device_);
+  const unsigned threads = begin(stream);
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   for (std::size_t off = 0; off < bytes; off += chunk_) {
@@ -125,14 +129,9 @@ void StagingEngine::to_device(void* dst, const void* src, std::size_t bytes, cud
 
 void StagingEngine::to_host(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return;
-  const HostTransferOptions options = host_transfer_options();
-  const unsigned threads = copy_threads(options);
   std::lock_guard lock(mutex_);
   DeviceGuard guard(device_);
-  prepare(options);
-  start_.record(stream);
-  start_.wait_in(copy_lane_.get());
-  start_.wait_in(dma_lane_.get());
+  const unsigned threads = begin(stream);
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   for (std::size_t off = 0; off < bytes; off += chunk_) {

@@ -22,6 +22,10 @@
 
 namespace cush {
 
+namespace detail {
+[[noreturn]] void throw_size_mismatch(std::size_t got, std::size_t expected, const char* where);
+}
+
 /// @brief The type-independent part of a plan (see Plan<T>).
 class PlanBase {
  public:
@@ -141,19 +145,9 @@ class Plan : public PlanBase {
  private:
   template <class U>
   U* whole(std::span<U> host, const char* where) const {
-    if (host.size() != size()) throw_size_mismatch(host.size(), where);
+    if (host.size() != size()) detail::throw_size_mismatch(host.size(), size(), where);
     return host.data();
   }
-  [[noreturn]] void throw_size_mismatch(std::size_t got, const char* where) const;
 };
-
-namespace detail {
-[[noreturn]] void throw_size_mismatch(std::size_t got, std::size_t expected, const char* where);
-}
-
-template <class T>
-void Plan<T>::throw_size_mismatch(std::size_t got, const char* where) const {
-  detail::throw_size_mismatch(got, size(), where);
-}
 
 }  // namespace cush

@@ -44,6 +44,9 @@ class StagingEngine {
     Event free;    // whoever read the slot last is done with it
   };
   void prepare(const HostTransferOptions& options);  // under mutex_
+  // Under mutex_, with the device current: readies the slots and makes both lanes wait for the
+  // work already in `stream`. Returns the copy threads to use.
+  unsigned begin(cudaStream_t stream);
   unsigned copy_threads(const HostTransferOptions& options) const noexcept;
 
   int device_;
