@@ -160,7 +160,7 @@ void register_all() {
           benchmark::RegisterBenchmark(n.c_str(), [=](benchmark::State& s) { run(s, op, memory, impl, bytes); })
               ->UseManualTime()
               ->Unit(benchmark::kMillisecond)
-              ->MinTime(0.3);
+              ->MinTime(cush_bench::min_time());
         }
       }
     }

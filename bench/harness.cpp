@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "cush/device_guard.hpp"
@@ -43,6 +44,13 @@ void synchronize(std::span<const int> devices) {
     cush::DeviceGuard guard(d);
     CUSH_CUDA_CHECK(cudaDeviceSynchronize());
   }
+}
+
+double min_time(double fallback) {
+  const char* v = std::getenv("CUSH_BENCH_MIN_TIME");
+  if (v == nullptr || *v == '\0') return fallback;
+  const double t = std::strtod(v, nullptr);
+  return t > 0 ? t : fallback;
 }
 
 std::vector<int> all_devices() {

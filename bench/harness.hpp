@@ -40,22 +40,30 @@ class WallTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-/// Accumulates timed iterations and reports GB/s (1e9 bytes/s) from the manual time, not from
-/// CPU time (which is what Google Benchmark's rate counters divide by).
+/// Accumulates timed iterations and reports a rate from the manual time, not from CPU time (which
+/// is what Google Benchmark's rate counters divide by). The unit scale makes the field's units:
+/// 1e9 for GB/s (bytes), GFLOP/s (flops) and GF (seed 000's 53 flops per point-update), 1e6 for
+/// MLUPS (lattice updates).
 class Throughput {
  public:
-  void add(double seconds, double bytes) {
+  explicit Throughput(double unit_scale = 1e9) : scale_(unit_scale) {}
+  void add(double seconds, double amount) {
     seconds_ += seconds;
-    bytes_ += bytes;
+    amount_ += amount;
   }
   void report(benchmark::State& state, const char* name = "GB/s") const {
-    state.counters[name] = seconds_ > 0 ? bytes_ / seconds_ / 1e9 : 0.0;
+    state.counters[name] = seconds_ > 0 ? amount_ / seconds_ / scale_ : 0.0;
   }
 
  private:
+  double scale_;
   double seconds_ = 0;
-  double bytes_ = 0;
+  double amount_ = 0;
 };
+
+/// Minimum time per benchmark, seconds: CUSH_BENCH_MIN_TIME or `fallback`. The report runs the
+/// benchmarks with repetitions and a short minimum time.
+double min_time(double fallback = 0.3);
 
 /// Adds GPU model and count, driver, CUDA runtime and NCCL versions to the JSON context.
 void add_context();

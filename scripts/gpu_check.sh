@@ -3,8 +3,9 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,probe,bench
-#                (default: all; test1 runs the suite with one GPU visible)
+#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench
+#                (default: all but report; test1 runs the suite with one GPU visible; report runs
+#                scripts/report.sh and packs docs/results into $OUT/results.tgz)
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 set -uo pipefail
@@ -64,6 +65,13 @@ if has sanitize; then
     rc=$?
     note "memcheck $(basename "$t"): rc $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"
   done
+fi
+
+if has report; then
+  # The GPU host has no pmccabe package: carry one in .tools/bin (see README).
+  CUSH_BUILD_DIR="$build" bash scripts/report.sh >"$OUT/report.log" 2>&1
+  note "report: rc $? ($(elapsed)); $(tail -1 "$OUT/report.log")"
+  tar czf "$OUT/results.tgz" docs/results
 fi
 
 if has probe; then

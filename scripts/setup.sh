@@ -29,6 +29,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# The report draws its charts with matplotlib.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import matplotlib" >/dev/null 2>&1; then
+  echo "setup: installing matplotlib (pip)"
+  python3 -m pip install --quiet matplotlib >/dev/null 2>&1 ||
+    echo "setup: could not install matplotlib; the report's charts and their test will be missing" >&2
+fi
+
 # The CUDA toolkit cannot be installed by this script; say so plainly if it is absent.
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: the CUDA toolkit (nvcc) is missing; install CUDA 12 or newer to /usr/local/cuda" >&2

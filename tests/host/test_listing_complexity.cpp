@@ -1,5 +1,6 @@
 // Seed 002 §2.5: Listing 2.2 (CUSH) has McCabe complexity 1 and under half the statements of
-// Listing 2.1 (raw CUDA). Measured here with pmccabe on our own versions of both listings.
+// Listing 2.1 (raw CUDA). Measured here with pmccabe on our own versions of both listings, the
+// multi-GPU variants of the case cases/scale.
 
 #include <gtest/gtest.h>
 
@@ -41,9 +42,9 @@ bool have_pmccabe() { return std::system("command -v pmccabe >/dev/null 2>&1") =
 
 TEST(ListingComplexity, CushIsMcc1AndUnderHalfTheStatementsOfRawCuda) {
   if (!have_pmccabe()) GTEST_SKIP() << "pmccabe is not installed (scripts/setup.sh installs it: apt-get install pmccabe)";
-  const std::string dir = CUSH_SOURCE_DIR "/tests/listings/";
-  const Measure raw = pmccabe(dir + "listing_cuda.cpp");
-  const Measure with_cush = pmccabe(dir + "listing_cush.cpp");
+  const std::string dir = CUSH_SOURCE_DIR "/cases/scale/";
+  const Measure raw = pmccabe(dir + "multi_cuda.cpp");
+  const Measure with_cush = pmccabe(dir + "multi_cush.cpp");
   ASSERT_EQ(raw.functions, 1);
   ASSERT_EQ(with_cush.functions, 1);
   std::printf("Listing 2.1 (raw CUDA): MCC %d, NCSS %d\nListing 2.2 (cush):     MCC %d, NCSS %d\n", raw.mcc,

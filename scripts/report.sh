@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The report: complexity of every case (always); on a machine with GPUs also the benchmarks
+# (repetitions for the statistics), then the performance report and docs/results/summary.json.
+# Without a GPU the performance report is re-rendered from the measurements committed in
+# docs/results. Needs a build (scripts/build.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${CUSH_BUILD_DIR:-build}
+results=docs/results
+export NCCL_NVLS_ENABLE=0
+# A pmccabe carried to a machine without a package manager (the GPU host) lives here.
+[ -x .tools/bin/pmccabe ] && export PATH="$PWD/.tools/bin:$PATH"
+
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -x "$build/bench/bench_cases" ]; then
+  reps=${CUSH_REPORT_REPETITIONS:-3}
+  export CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.1}
+  echo "report: measuring on $(nvidia-smi -L | wc -l) GPU(s), $reps repetitions (a few minutes)"
+  "$build/bench/bench_cases" --benchmark_repetitions="$reps" \
+    --benchmark_out="$results/perf_cases.json" --benchmark_out_format=json
+  "$build/bench/bench_host_ops" --benchmark_repetitions="$reps" \
+    --benchmark_filter='host/(scatter|gather|broadcast)/(pinned|pageable|registered)/(raw|cush)/(16|64|256|1024|4096)MiB' \
+    --benchmark_out="$results/perf_host_ops.json" --benchmark_out_format=json
+else
+  echo "report: no GPU here, so the speed part cannot be measured; the performance report is re-rendered"
+  echo "        from the measurements in $results (their context line says where they were taken)"
+fi
+python3 tools/report.py --results "$results"

@@ -1,0 +1,102 @@
+"""The report pipeline: complexity of the real cases, and the performance report on synthetic
+benchmark JSON shaped like Google Benchmark's (repetitions, aggregates, manual time), written to a
+temporary folder."""
+import importlib.util
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+HAVE_PMCCABE = shutil.which("pmccabe") is not None
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+WHY = "needs pmccabe and matplotlib (scripts/setup.sh installs both)"
+
+CONTEXT = {"date": "2026-01-01T00:00:00+00:00", "host_name": "test", "gpu_count": "2", "gpus": "GPU A, GPU A",
+           "cuda_runtime": "13.0", "cuda_driver": "13.0", "nccl": "2.28.3", "cush": "0.1.0", "peer_access": "all pairs"}
+
+
+def benchmarks(rows, reps=4, seed=3):
+    """GB-style JSON entries: `reps` repetitions per (name, ms) with 1% noise, plus a median row."""
+    rng = random.Random(seed)
+    out = []
+    for name, ms in rows:
+        for r in range(reps):
+            out.append({"name": name + "/manual_time", "run_type": "iteration", "repetitions": reps,
+                        "repetition_index": r, "real_time": ms * rng.uniform(0.99, 1.01), "time_unit": "ms"})
+        out.append({"name": name + "/manual_time_median", "run_type": "aggregate", "aggregate_name": "median",
+                    "real_time": ms, "time_unit": "ms"})
+    return out
+
+
+@unittest.skipUnless(HAVE_PMCCABE and HAVE_MATPLOTLIB, WHY)
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_complexity_of_the_cases(self):
+        import complexity
+        rows, entries = complexity.run(ROOT, self.dir)
+        scale = {r["variant"]: r for r in rows if r["case"] == "scale"}
+        self.assertEqual(set(scale), {"single", "multi_cuda", "multi_cush"})
+        self.assertEqual(scale["single"]["ncss_rel"], 1.0)
+        self.assertEqual(scale["multi_cush"]["mcc"], 1)
+        self.assertLess(scale["multi_cush"]["ncss"], scale["multi_cuda"]["ncss"])
+        self.assertTrue(os.path.getsize(os.path.join(self.dir, "complexity.png")) > 1000)
+        with open(os.path.join(self.dir, "complexity.md")) as f:
+            self.assertIn("`cases/scale/multi_cush.cpp`", f.read())
+        names = {e["name"]: e for e in entries}
+        self.assertGreater(names["scale.complexity.ncss"]["ratio"], 2)
+
+    def test_performance_report_finds_equal_and_different_curves(self):
+        import perf_report
+        rows = []
+        for n in [1 << 20, 1 << 22, 1 << 24, 1 << 26]:
+            t = n / 1e7
+            rows.append((f"case/demo/single/1gpu/{n}", t + 0.1))
+            for g in (1, 2):
+                rows.append((f"case/demo/multi_cuda/{g}gpu/{n}", t / g + 0.1))
+                # the same curve on 1 GPU; 30% slower on 2 GPUs
+                rows.append((f"case/demo/multi_cush/{g}gpu/{n}", (t / g + 0.1) * (1.0 if g == 1 else 1.3)))
+        with open(os.path.join(self.dir, "cases.json"), "w") as f:
+            json.dump({"context": CONTEXT, "benchmarks": benchmarks(rows)}, f)
+        host = []
+        for mib in [16, 256, 4096]:
+            t = mib / 100
+            host += [(f"host/scatter/pinned/raw/{mib}MiB", t), (f"host/scatter/pinned/cush/{mib}MiB", t),
+                     (f"host/gather/pinned/raw/{mib}MiB", t), (f"host/gather/pinned/cush/{mib}MiB", t),
+                     (f"host/scatter/pageable/raw/{mib}MiB", 10 * t), (f"host/scatter/pageable/cush/{mib}MiB", 2 * t),
+                     (f"host/gather/pageable/raw/{mib}MiB", 5 * t), (f"host/gather/pageable/cush/{mib}MiB", 2 * t)]
+        with open(os.path.join(self.dir, "host.json"), "w") as f:
+            json.dump({"context": CONTEXT, "benchmarks": benchmarks(host)}, f)
+
+        entries = perf_report.run(self.dir, os.path.join(self.dir, "cases.json"), os.path.join(self.dir, "host.json"))
+        with open(os.path.join(self.dir, "performance.md")) as f:
+            text = f.read()
+        one, two = text.split("### 2 GPUs")
+        self.assertIn("no significant difference at 95%", one.split("### 1 GPU")[1])
+        self.assertIn("different at 95%: cush slower", two.split("## Host")[0])
+        for png in ("demo_time.png", "demo_scaling.png", "host_ops.png"):
+            self.assertTrue(os.path.exists(os.path.join(self.dir, png)), png)
+        names = {e["name"]: e for e in entries}
+        case = names["demo.2gpu.time_n67108864"]
+        self.assertAlmostEqual(case["ratio"], 1 / 1.3, delta=0.02)
+        self.assertEqual(case["device"], "2 x GPU A")
+        self.assertEqual(case["date"], CONTEXT["date"])
+        self.assertAlmostEqual(names["host_ops.scatter_gather.pinned.4096MiB"]["ratio"], 1.0, delta=0.02)
+        # pageable: raw 10 t + 5 t against cush 2 t + 2 t
+        self.assertAlmostEqual(names["host_ops.scatter_gather.pageable_first_use.4096MiB"]["ratio"], 15 / 4, delta=0.1)
+        for e in entries:
+            self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date"} <= set(e), e)
+
+
+if __name__ == "__main__":
+    unittest.main()
