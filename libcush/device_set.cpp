@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -50,9 +51,20 @@ DeviceInfo query_device(int id) {
 }  // namespace
 
 Topology Topology::query(std::span<const int> ids) {
+  // Device properties and links do not change while a process runs; cudaGetDeviceProperties
+  // alone costs a noticeable fraction of a millisecond, so each device is asked once.
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> known;
   std::vector<DeviceInfo> devices;
   devices.reserve(ids.size());
-  for (int id : ids) devices.push_back(query_device(id));
+  {
+    std::lock_guard lock(mutex);
+    for (int id : ids) {
+      auto it = known.find(id);
+      if (it == known.end()) it = known.emplace(id, query_device(id)).first;
+      devices.push_back(it->second);
+    }
+  }
   std::vector<Link> links(ids.size() * ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
     for (std::size_t j = 0; j < ids.size(); ++j) {

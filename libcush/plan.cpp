@@ -76,7 +76,9 @@ PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, c
 
   auto impl = std::make_unique<Impl>(std::move(devices), distribution, std::move(layout), element_size);
   const std::size_t p = impl->devices.size();
-  impl->devices.enable_peer_access();
+  // Peer access is enabled when an operation first copies between devices, not here: once
+  // enabled, every cudaMalloc and cudaFree on those devices also maps the memory into the peer,
+  // which slows allocation-heavy code in proportion to the size.
   impl->streams.reserve(p);
   impl->buffers.reserve(p);
   for (std::size_t pos = 0; pos < p; ++pos) {
@@ -163,6 +165,7 @@ void PlanBase::broadcast_bytes(const void* host, Range part, const char* where) 
   // running without restarts, and the peer copies after it are short.
   const bool pinned = is_pinned(host, part.count * es);
   options.chunk = pinned ? std::max<std::size_t>(1, split_broadcast_chunk_bytes / es) : 0;
+  if (options.use_peers) impl_->devices.enable_peer_access();
   detail::execute(broadcast_transfers(impl_->layout, part, options), impl_->context(host, nullptr));
 }
 
