@@ -110,9 +110,8 @@ def write_chart(rows, path):
     ax.set_ylabel("relative to single-GPU CUDA")
     ax.set_title("Multi-GPU code complexity (pmccabe); lower is simpler", fontsize=10)
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.1))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from plots import save
+    save(fig, os.path.dirname(path), os.path.basename(path))
 
 
 def summary_entries(rows):

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 
 import stats
+from plots import save
 
 CASE_RE = re.compile(r"^case/(?P<case>[^/]+)/(?P<variant>single|multi_cuda|multi_cush)/(?P<gpus>\d+)gpu/(?P<n>\d+)")
 HOST_RE = re.compile(r"^host/(?P<op>[a-z]+)/(?P<memory>[a-z_]+)/(?P<impl>raw|cush)/(?P<mib>\d+)MiB")
@@ -48,6 +49,12 @@ def context_line(context):
             f"CUDA runtime {context.get('cuda_runtime', '?')}, driver {context.get('cuda_driver', '?')}, "
             f"NCCL {context.get('nccl', '?')}, cush {context.get('cush', '?')}; peer access: "
             f"{context.get('peer_access', '?')}.")
+
+
+def ci_text(raw, cush):
+    """cush's speed relative to raw with its 95% interval, as the tables print it."""
+    ratio, lo, hi = stats.ratio_ci(raw, cush)
+    return f"{ratio:.3f} ({lo:.3f}-{hi:.3f})" if not math.isnan(lo) else f"{ratio:.3f}"
 
 
 def f_test(raw, cush):
@@ -122,11 +129,7 @@ def plot_case(case, samples, out_dir):
     ax.set_ylabel("median time (ms)")
     ax.set_title(f"case {case}: time against size")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(out_dir, f"{case}_time.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    files.append(path)
+    files.append(save(fig, out_dir, f"{case}_time.png"))
 
     fig, (strong, weak) = plt.subplots(1, 2, figsize=(10, 4))
     for n in sizes[-2:]:
@@ -160,11 +163,7 @@ def plot_case(case, samples, out_dir):
     weak.set_title("weak scaling (n per GPU fixed)")
     weak.set_xticks(gpus_all)
     weak.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(out_dir, f"{case}_scaling.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    files.append(path)
+    files.append(save(fig, out_dir, f"{case}_scaling.png"))
     return files
 
 
@@ -192,11 +191,9 @@ def case_section(case, samples, context, out_dir, entries):
                 cush_by[n] = cush
             if not (raw and cush):
                 continue
-            ratio, lo, hi = stats.ratio_ci(raw, cush)
-            ci = f"{ratio:.3f} ({lo:.3f}-{hi:.3f})" if not math.isnan(lo) else f"{ratio:.3f}"
-            lines.append(f"| {n} | {stats.median(single):.3f} | {stats.median(raw):.3f} | {stats.median(cush):.3f} | {ci} | "
-                         f"{len(raw)}+{len(cush)} |" if single else
-                         f"| {n} | - | {stats.median(raw):.3f} | {stats.median(cush):.3f} | {ci} | {len(raw)}+{len(cush)} |")
+            single_ms = f"{stats.median(single):.3f}" if single else "-"
+            lines.append(f"| {n} | {single_ms} | {stats.median(raw):.3f} | {stats.median(cush):.3f} | "
+                         f"{ci_text(raw, cush)} | {len(raw)}+{len(cush)} |")
         r = f_test(raw_by, cush_by)
         lines += ["", verdict(r), ""]
         if g == max(gpus_all) and sizes and (case, "multi_cush", g, sizes[-1]) in samples and (case, "multi_cuda", g, sizes[-1]) in samples:
@@ -251,11 +248,7 @@ def plot_host(samples, gpus, out_dir):
         ax.set_xlabel("MiB")
         ax.set_ylabel("GB/s delivered (median)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "host_ops.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir, "host_ops.png")
 
 
 def host_section(samples, context, out_dir, entries):
@@ -273,9 +266,8 @@ def host_section(samples, context, out_dir, entries):
             lines += [f"### {op}, {memory}{'' if memory == reference_memory(memory) else ' (against raw pageable)'}", "",
                       "| MiB | raw ms | cush ms | cush / raw speed (95% CI) |", "|---:|---:|---:|---|"]
             for mib in sorted(set(cush) & set(raw)):
-                ratio, lo, hi = stats.ratio_ci(raw[mib], cush[mib])
-                ci = f"{ratio:.3f} ({lo:.3f}-{hi:.3f})" if not math.isnan(lo) else f"{ratio:.3f}"
-                lines.append(f"| {mib} | {stats.median(raw[mib]):.3f} | {stats.median(cush[mib]):.3f} | {ci} |")
+                lines.append(f"| {mib} | {stats.median(raw[mib]):.3f} | {stats.median(cush[mib]):.3f} | "
+                             f"{ci_text(raw[mib], cush[mib])} |")
             lines += ["", verdict(f_test(raw, cush)), ""]
     lines += ["![host_ops](host_ops.png)", ""]
     plot_host(samples, gpus, out_dir)
