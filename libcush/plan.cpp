@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cush/detail/executor.hpp"
+#include "plan_impl.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/error.hpp"
 #include "cush/host_memory.hpp"
@@ -28,35 +28,6 @@ void throw_size_mismatch(std::size_t got, std::size_t expected, const char* wher
 }
 }  // namespace detail
 
-struct PlanBase::Impl {
-  Impl(DeviceSet d, const Distribution& dist, Layout l, std::size_t es)
-      : devices(std::move(d)), distribution(dist), layout(std::move(l)), element_size(es), lanes(devices.ids()) {}
-
-  DeviceSet devices;
-  Distribution distribution;
-  Layout layout;
-  std::size_t element_size;
-  // Destroyed in reverse order: streams finish first, then buffers are freed, then host
-  // registrations released.
-  std::vector<HostRegistration> pinned_hosts;
-  std::vector<DeviceBuffer> buffers;
-  detail::Lanes lanes;
-  std::vector<Stream> streams;
-  std::vector<cudaStream_t> stream_handles;
-  std::vector<void*> data;
-
-  detail::ExecutionContext context(const void* src, void* dst) {
-    detail::ExecutionContext c;
-    c.element_size = element_size;
-    c.host_src = src;
-    c.host_dst = dst;
-    c.device_ids = devices.ids();
-    c.device_data = data;
-    c.streams = stream_handles;
-    c.lanes = &lanes;
-    return c;
-  }
-};
 
 PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
                    const char* where) {

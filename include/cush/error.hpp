@@ -48,6 +48,17 @@ class CudaError : public Error {
   int device_;
 };
 
+/// @brief An NCCL call failed (the nccl transport).
+class NcclError : public Error {
+ public:
+  NcclError(int code, const std::string& message) : Error(message), code_(code) {}
+  /// The ncclResult_t value.
+  [[nodiscard]] int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
 /// @brief A device has less free memory than an allocation needs. Nothing was allocated.
 class OutOfMemory : public Error {
  public:

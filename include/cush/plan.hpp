@@ -23,6 +23,7 @@
 namespace cush {
 
 namespace detail {
+struct PlanAccess;
 [[noreturn]] void throw_size_mismatch(std::size_t got, std::size_t expected, const char* where);
 }
 
@@ -60,6 +61,7 @@ class PlanBase {
   void check_part(std::size_t first, std::size_t count, const char* where) const;
 
  private:
+  friend struct detail::PlanAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -22,11 +22,16 @@ struct Location {
 };
 
 /// @brief Copy `count` elements from `src` to `dst`, once transfer `after` (if >= 0) is done.
+///
+/// In lists between two plans (device_transfers.hpp) `src.device` is a position in the source
+/// plan's set and `dst.device` one in the destination's. A `combine` transfer does not copy: it
+/// replaces each destination element by the reduction of it and the source element.
 struct Transfer {
   Location src;
   Location dst;
   std::size_t count = 0;
   int after = -1;  ///< index of an earlier transfer in the same list, or -1
+  bool combine = false;
   friend constexpr bool operator==(const Transfer&, const Transfer&) = default;
 };
 

@@ -1,0 +1,89 @@
+#pragma once
+/// @file transport.hpp
+/// @brief How bytes move between GPUs, and how cush picks the way for each operation.
+///
+/// Three transports execute the GPU<->GPU operations of device_ops.hpp:
+/// - `peer`: copy engines over peer links (cudaMemcpyPeerAsync with peer access enabled);
+///   reductions read the peer's memory from a kernel. Fastest for most sizes on NVLink.
+/// - `nccl`: NCCL collectives and grouped send/receive on one communicator per device set,
+///   created on first use and kept while a plan holds it.
+/// - `host_staging`: device -> pinned host buffer -> device, pipelined in chunks; for GPUs that
+///   cannot reach each other, or to keep peer links free.
+///
+/// `automatic` (the default) asks a TransportTable per operation and message size, then falls
+/// back to `host_staging` where the table says `peer` but two of the devices have no peer access.
+///
+/// CUDA graph capture: every transport enqueues only stream-ordered work (copies, kernels, event
+/// records and waits, NCCL calls), so each can be captured; cush never synchronizes the host
+/// inside an operation. The first NCCL operation on a device set creates its communicator, which
+/// must not happen during capture: run one NCCL operation before capturing (tested for `peer`
+/// and `host_staging`, see docs/device_ops.md).
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cush {
+
+/// @brief The way an operation moves bytes between GPUs.
+enum class Transport { automatic, peer, nccl, host_staging };
+
+/// @brief The GPU<->GPU operations, as the transport table names them.
+enum class Collective { copy, broadcast, scatter, gather, all_gather, all_to_all, reduce, all_reduce };
+
+inline constexpr std::size_t collective_count = 8;
+
+[[nodiscard]] const char* to_string(Transport t) noexcept;
+[[nodiscard]] const char* to_string(Collective c) noexcept;
+/// Parses the names to_string gives; throws InvalidArgument on anything else.
+[[nodiscard]] Transport parse_transport(std::string_view name);
+[[nodiscard]] Collective parse_collective(std::string_view name);
+
+/// @brief Options shared by the GPU<->GPU operations.
+struct CommOptions {
+  /// Force a transport, or let the TransportTable choose (automatic).
+  Transport transport = Transport::automatic;
+};
+
+/// @brief Which transport to use for each operation and message size (bytes per device).
+///
+/// For each operation an ordered list of (from_bytes, transport) steps: the transport of the
+/// last step whose from_bytes <= the message size applies. Stored as text, one step per line:
+/// `<collective> <from_bytes> <transport>`; `#` starts a comment.
+class TransportTable {
+ public:
+  /// The built-in choices, from the measurements in docs/results/device_ops.md.
+  static TransportTable defaults();
+  /// Parses the text form (see above); throws InvalidArgument naming the line at fault.
+  static TransportTable parse(std::string_view text);
+  /// The table in use: set_current()'s, else the file named by CUSH_TRANSPORTS, else defaults().
+  static const TransportTable& current();
+  /// Replaces the table in use for the rest of the process.
+  static void set_current(TransportTable table);
+
+  /// Sets the transport from `from_bytes` up (replacing a step at the same size). `automatic`
+  /// is not a valid entry.
+  void set(Collective c, std::size_t from_bytes, Transport t);
+  /// The transport for `bytes` per device (never automatic).
+  [[nodiscard]] Transport pick(Collective c, std::size_t bytes) const;
+  [[nodiscard]] std::string to_text() const;
+  /// Writes to_text() to `path`; throws Error if the file cannot be written.
+  void save(const std::string& path) const;
+  /// Reads a table written by save().
+  static TransportTable load(const std::string& path);
+
+  struct Step {
+    std::size_t from_bytes = 0;
+    Transport transport = Transport::peer;
+    friend bool operator==(const Step&, const Step&) = default;
+  };
+  [[nodiscard]] const std::vector<Step>& steps(Collective c) const { return steps_.at(static_cast<std::size_t>(c)); }
+  friend bool operator==(const TransportTable&, const TransportTable&) = default;
+
+ private:
+  std::array<std::vector<Step>, collective_count> steps_;
+};
+
+}  // namespace cush

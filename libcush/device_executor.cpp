@@ -1,0 +1,169 @@
+#include "cush/detail/device_executor.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "cush/detail/combine.hpp"
+#include "cush/device_buffer.hpp"
+#include "cush/device_guard.hpp"
+#include "cush/error.hpp"
+#include "cush/host_memory.hpp"
+#include "cush/stream.hpp"
+
+namespace cush::detail {
+
+struct StagingSlots::Device {
+  Device(int id, std::size_t chunk) : device(id), host(chunk * slots) {
+    for (std::size_t s = 0; s < slots; ++s) free_events.emplace_back(id);
+  }
+  int device;
+  PinnedBuffer<std::byte> host;
+  std::vector<Event> free_events;  // recorded when a slot has been read
+  DeviceBuffer scratch;            // slots x chunk on `device`, for combine transfers
+  std::size_t next = 0;            // the slot to fill next
+
+  std::byte* slot(std::size_t s, std::size_t chunk) { return host.data() + s * chunk; }
+};
+
+StagingSlots::StagingSlots() {
+  const char* v = std::getenv("CUSH_STAGING_PEER_CHUNK_MIB");
+  const std::size_t mib = v != nullptr ? std::strtoull(v, nullptr, 10) : 0;
+  chunk_ = (mib > 0 ? mib : 16) << 20;
+}
+
+StagingSlots::~StagingSlots() = default;
+
+StagingSlots::Device& StagingSlots::of(int device) {
+  for (auto& d : devices_)
+    if (d->device == device) return *d;
+  devices_.push_back(std::make_unique<Device>(device, chunk_));
+  return *devices_.back();
+}
+
+namespace {
+
+std::string describe(const Transfer& t, std::size_t es, int from, int to) {
+  return std::string(t.combine ? "combining " : "copying ") + std::to_string(t.count * es) + " bytes from device " +
+         std::to_string(from) + " to device " + std::to_string(to);
+}
+
+struct Resolved {
+  std::size_t from = 0;  // participants
+  std::size_t to = 0;
+  const std::byte* src = nullptr;
+  std::byte* dst = nullptr;
+  std::size_t bytes = 0;
+};
+
+Resolved resolve(const Transfer& t, const DeviceOpContext& ctx, const OpStreams& streams) {
+  const auto s = static_cast<std::size_t>(t.src.device);
+  const auto d = static_cast<std::size_t>(t.dst.device);
+  const std::size_t es = ctx.element_size;
+  return Resolved{streams.of_src(s), streams.of_dst(d),
+                  static_cast<const std::byte*>(ctx.src.data[s]) + t.src.offset * es,
+                  static_cast<std::byte*>(ctx.dst.data[d]) + t.dst.offset * es, t.count * es};
+}
+
+// Copies or combines through the destination's pinned slots: the source's stream moves a chunk
+// down to the host, the destination's stream moves it up once it has landed.
+void staged(const Transfer& t, const Resolved& r, const DeviceOpContext& ctx, OpStreams& streams,
+            cudaStream_t from_stream, cudaStream_t to_stream) {
+  StagingSlots::Device& slots = ctx.staging->of(streams.device(r.to));
+  const std::size_t chunk = ctx.staging->chunk();
+  const std::size_t es = ctx.element_size;
+  if (t.combine && slots.scratch.data() == nullptr) slots.scratch = DeviceBuffer(slots.device, chunk * StagingSlots::slots);
+  // Chunks hold whole elements so that a combine never splits one.
+  const std::size_t step = chunk / es * es;
+  for (std::size_t done = 0; done < r.bytes; done += step) {
+    const std::size_t n = std::min(step, r.bytes - done);
+    const std::size_t s = slots.next;
+    slots.next = (slots.next + 1) % StagingSlots::slots;
+    std::byte* bounce = slots.slot(s, chunk);
+    {
+      DeviceGuard guard(streams.device(r.from));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(from_stream, slots.free_events[s].get(), 0));
+      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(bounce, r.src + done, n, cudaMemcpyDeviceToHost, from_stream),
+                         describe(t, es, streams.device(r.from), streams.device(r.to)));
+    }
+    const cudaEvent_t landed = streams.record(r.from, from_stream);
+    DeviceGuard guard(slots.device);
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(to_stream, landed, 0));
+    if (t.combine) {
+      auto* scratch = static_cast<std::byte*>(slots.scratch.data()) + s * chunk;
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(scratch, bounce, n, cudaMemcpyHostToDevice, to_stream));
+      launch_combine(ctx.type, ctx.op, r.dst + done, scratch, n / es, to_stream);
+    } else {
+      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst + done, bounce, n, cudaMemcpyHostToDevice, to_stream),
+                         describe(t, es, streams.device(r.from), streams.device(r.to)));
+    }
+    slots.free_events[s].record(to_stream);
+  }
+}
+
+}  // namespace
+
+void execute_device(const TransferList& list, const DeviceOpContext& ctx, OpStreams& streams) {
+  const std::size_t es = ctx.element_size;
+  // Devices that receive from another device also copy locally; their local copies run on a
+  // second stream beside the incoming ones.
+  std::vector<bool> receives(streams.size(), false);
+  std::vector<bool> awaited(list.size(), false);
+  for (const Transfer& t : list) {
+    if (t.after >= 0) awaited.at(static_cast<std::size_t>(t.after)) = true;
+    if (t.count == 0) continue;
+    const Resolved r = resolve(t, ctx, streams);
+    if (r.from == r.to) continue;
+    receives[r.to] = true;
+    if (!ctx.staged) {
+      // A peer copy reads the source buffer from the destination's stream: it starts after the
+      // source device's earlier work, and the source device waits for it before going on.
+      streams.after_done(r.from, r.to);
+    }
+  }
+  if (!ctx.staged) {
+    std::vector<std::vector<bool>> ordered(streams.size(), std::vector<bool>(streams.size(), false));
+    for (const Transfer& t : list) {
+      if (t.count == 0) continue;
+      const Resolved r = resolve(t, ctx, streams);
+      if (r.from == r.to || ordered[r.to][r.from]) continue;
+      ordered[r.to][r.from] = true;
+      streams.order(r.to, r.from);
+    }
+  }
+
+  std::vector<cudaEvent_t> finished(list.size(), nullptr);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Transfer& t = list[i];
+    if (t.count == 0) continue;
+    const Resolved r = resolve(t, ctx, streams);
+    const bool local = r.from == r.to;
+    const std::size_t part = r.to;
+    const cudaStream_t to_stream = local && receives[part] ? streams.aux(part) : streams.work(part);
+    // A staged copy starts on the source's stream: that is the one that waits for `after`.
+    const bool two_streams = ctx.staged && !local;
+    const cudaStream_t from_stream = two_streams ? streams.work(r.from) : to_stream;
+    if (t.after >= 0) {
+      DeviceGuard guard(streams.device(two_streams ? r.from : part));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(from_stream, finished.at(static_cast<std::size_t>(t.after)), 0));
+    }
+    if (two_streams) {
+      staged(t, r, ctx, streams, from_stream, to_stream);
+    } else {
+      DeviceGuard guard(streams.device(part));
+      if (t.combine) {
+        launch_combine(ctx.type, ctx.op, r.dst, r.src, t.count, to_stream);
+      } else if (local) {
+        CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDeviceToDevice, to_stream),
+                           describe(t, es, streams.device(r.from), streams.device(r.to)));
+      } else {
+        CUSH_CUDA_CHECK_AT(cudaMemcpyPeerAsync(r.dst, streams.device(r.to), r.src, streams.device(r.from), r.bytes,
+                                               to_stream),
+                           describe(t, es, streams.device(r.from), streams.device(r.to)));
+      }
+    }
+    if (awaited[i]) finished[i] = streams.record(part, to_stream);
+  }
+}
+
+}  // namespace cush::detail

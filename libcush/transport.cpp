@@ -1,0 +1,145 @@
+#include "cush/transport.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "cush/error.hpp"
+
+namespace cush {
+
+namespace {
+constexpr std::array<const char*, 4> transport_names{"automatic", "peer", "nccl", "host_staging"};
+constexpr std::array<const char*, collective_count> collective_names{
+    "copy", "broadcast", "scatter", "gather", "all_gather", "all_to_all", "reduce", "all_reduce"};
+}  // namespace
+
+const char* to_string(Transport t) noexcept { return transport_names.at(static_cast<std::size_t>(t)); }
+const char* to_string(Collective c) noexcept { return collective_names.at(static_cast<std::size_t>(c)); }
+
+Transport parse_transport(std::string_view name) {
+  for (std::size_t i = 0; i < transport_names.size(); ++i)
+    if (name == transport_names[i]) return static_cast<Transport>(i);
+  throw InvalidArgument("cush::parse_transport", "name",
+                        "'" + std::string(name) + "' is not one of automatic, peer, nccl, host_staging");
+}
+
+Collective parse_collective(std::string_view name) {
+  for (std::size_t i = 0; i < collective_names.size(); ++i)
+    if (name == collective_names[i]) return static_cast<Collective>(i);
+  throw InvalidArgument("cush::parse_collective", "name", "'" + std::string(name) + "' is not an operation");
+}
+
+TransportTable TransportTable::defaults() {
+  // Measured on 2 x H200 (NVLink), docs/results/device_ops.md: copy engines match or beat NCCL
+  // for every data movement at every size; NCCL's all-reduce and reduce kernels are faster
+  // than combining through peer reads.
+  TransportTable t;
+  for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
+  t.set(Collective::reduce, 0, Transport::nccl);
+  t.set(Collective::all_reduce, 0, Transport::nccl);
+  return t;
+}
+
+void TransportTable::set(Collective c, std::size_t from_bytes, Transport t) {
+  if (t == Transport::automatic)
+    throw InvalidArgument("cush::TransportTable::set", "transport", "a table entry must name a transport");
+  std::vector<Step>& steps = steps_.at(static_cast<std::size_t>(c));
+  const auto at = std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.from_bytes >= from_bytes; });
+  if (at != steps.end() && at->from_bytes == from_bytes) {
+    at->transport = t;
+  } else {
+    steps.insert(at, Step{from_bytes, t});
+  }
+}
+
+Transport TransportTable::pick(Collective c, std::size_t bytes) const {
+  Transport chosen = Transport::peer;  // below the first step
+  for (const Step& s : steps(c)) {
+    if (s.from_bytes > bytes) break;
+    chosen = s.transport;
+  }
+  return chosen;
+}
+
+std::string TransportTable::to_text() const {
+  std::ostringstream out;
+  out << "# cush transport table: <operation> <from bytes per device> <transport>\n";
+  for (std::size_t c = 0; c < collective_count; ++c)
+    for (const Step& s : steps_[c]) out << collective_names[c] << ' ' << s.from_bytes << ' ' << to_string(s.transport) << '\n';
+  return out.str();
+}
+
+TransportTable TransportTable::parse(std::string_view text) {
+  TransportTable t;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream fields(line);
+    std::string op;
+    std::string from;
+    std::string transport;
+    std::string extra;
+    if (!(fields >> op)) continue;
+    const auto bad = [&](const std::string& why) {
+      return InvalidArgument("cush::TransportTable::parse", "text", "line " + std::to_string(number) + ": " + why);
+    };
+    if (!(fields >> from >> transport) || (fields >> extra)) throw bad("expected '<operation> <bytes> <transport>'");
+    if (from.empty() || !std::all_of(from.begin(), from.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      throw bad("'" + from + "' is not a byte count");
+    try {
+      const Transport tr = parse_transport(transport);
+      if (tr == Transport::automatic) throw bad("a table entry must name a transport");
+      t.set(parse_collective(op), std::stoull(from), tr);
+    } catch (const InvalidArgument& e) {
+      if (e.where() == "cush::TransportTable::parse") throw;
+      throw bad(e.what());
+    } catch (const std::out_of_range&) {
+      throw bad("'" + from + "' is too large");
+    }
+  }
+  return t;
+}
+
+void TransportTable::save(const std::string& path) const {
+  std::ofstream out(path);
+  out << to_text();
+  if (!out) throw Error("cush::TransportTable::save: cannot write " + path);
+}
+
+TransportTable TransportTable::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument("cush::TransportTable::load", "path", "cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str());
+}
+
+namespace {
+std::mutex table_mutex;
+std::optional<TransportTable>& table_slot() {
+  static std::optional<TransportTable> table;
+  return table;
+}
+}  // namespace
+
+const TransportTable& TransportTable::current() {
+  std::lock_guard lock(table_mutex);
+  std::optional<TransportTable>& table = table_slot();
+  if (!table) {
+    const char* path = std::getenv("CUSH_TRANSPORTS");
+    table = (path != nullptr && *path != '\0') ? load(path) : defaults();
+  }
+  return *table;
+}
+
+void TransportTable::set_current(TransportTable table) {
+  std::lock_guard lock(table_mutex);
+  table_slot() = std::move(table);
+}
+
+}  // namespace cush
