@@ -75,15 +75,4 @@ void register_scale() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("bench_cases: no GPU on this machine (%s); nothing to measure.\n", cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
-  cush_bench::add_context();
-  register_scale();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return cush_bench::run(argc, argv, "bench_cases", register_scale); }

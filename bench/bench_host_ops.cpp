@@ -169,16 +169,4 @@ void register_all() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("bench_host_ops: no GPU on this machine (%s); nothing to measure.\n",
-                cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
-  cush_bench::add_context();
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return cush_bench::run(argc, argv, "bench_host_ops", register_all); }

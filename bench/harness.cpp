@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -74,6 +75,20 @@ void add_context() {
     benchmark::AddCustomContext("gpus", models);
     benchmark::AddCustomContext("peer_access", all.topology().all_peer_access() ? "all pairs" : "not all pairs");
   }
+}
+
+int run(int argc, char** argv, const char* program, void (*register_benchmarks)()) {
+  benchmark::Initialize(&argc, argv);
+  if (cush::DeviceSet::available() == 0) {
+    std::printf("%s: no GPU on this machine (%s); nothing to measure.\n", program,
+                cush::DeviceSet::unavailable_reason().c_str());
+    return 0;
+  }
+  add_context();
+  register_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace cush_bench

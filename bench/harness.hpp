@@ -74,4 +74,8 @@ std::vector<int> all_devices();
 /// Synchronizes every device of `devices` (throws on a failed one).
 void synchronize(std::span<const int> devices);
 
+/// The main() of every benchmark binary: says so and exits 0 without GPUs; otherwise adds the
+/// context, calls `register_benchmarks` and runs what the command line selects.
+int run(int argc, char** argv, const char* program, void (*register_benchmarks)());
+
 }  // namespace cush_bench

@@ -132,6 +132,14 @@ void execute_device(const TransferList& list, const DeviceOpContext& ctx, OpStre
     }
   }
 
+  // Fork the second streams before anything is enqueued, so that local copies do not wait for
+  // the incoming ones.
+  for (const Transfer& t : list) {
+    if (t.count == 0) continue;
+    const Resolved r = resolve(t, ctx, streams);
+    if (r.from == r.to && receives[r.to]) (void)streams.aux(r.to);
+  }
+
   std::vector<cudaEvent_t> finished(list.size(), nullptr);
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Transfer& t = list[i];

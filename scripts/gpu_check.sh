@@ -3,7 +3,7 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench
+#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench,devbench
 #                (default: all but report; test1 runs the suite with one GPU visible; report runs
 #                scripts/report.sh and packs docs/results into $OUT/results.tgz)
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
@@ -86,7 +86,15 @@ if has bench; then
   python3 tools/summarize_host_ops.py "$OUT/host_ops.json" >"$OUT/host_ops.md" 2>&1 || true
 fi
 
+if has devbench; then
+  timeout 900 "$build/bench/bench_device_ops" --benchmark_filter="${CUSH_DEVBENCH_FILTER:-.}" \
+    --benchmark_out="$OUT/device_ops.json" --benchmark_out_format=json >"$OUT/devbench.log" 2>&1
+  note "bench_device_ops: rc $? ($(elapsed))"
+  python3 tools/summarize_device_ops.py "$OUT/device_ops.json" >"$OUT/device_ops.md" 2>&1 || true
+fi
+
 echo
+[ -f "$OUT/device_ops.md" ] && cat "$OUT/device_ops.md"
 [ -f "$OUT/host_ops.md" ] && tail -40 "$OUT/host_ops.md"
 [ -f "$OUT/probe.md" ] && tail -45 "$OUT/probe.md"
 echo

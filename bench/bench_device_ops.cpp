@@ -1,0 +1,380 @@
+// GPU<->GPU operations: cush against its raw twins on the same device buffers, from 4 KiB to
+// 1 GiB per GPU, over all GPUs of the host.
+//
+// Names: dev/<op>/<impl>/<bytes>
+//   op    copy        one GPU's buffer to the next GPU (one way: GPU 0 -> GPU 1)
+//         exchange    every GPU sends its segment to the next one at once (both ways on 2 GPUs)
+//         broadcast   replica 0 to all replicas
+//         scatter     GPU 0's buffer (p pieces) to the GPUs, one piece each
+//         gather      every GPU's piece into GPU 0's buffer
+//         all_gather  every GPU's piece to every GPU
+//         all_to_all  every GPU's buffer cut in p pieces, piece j to GPU j
+//         reduce      sum of the replicas into replica 0 (float)
+//         all_reduce  sum of the replicas into every replica (float)
+//   impl  raw_peer    cudaMemcpyPeerAsync loop, one stream per GPU, issued on the source's stream
+//         raw_nccl    direct NCCL calls (collective, or grouped send/receive as nccl-tests does)
+//         cush        cush, transport chosen automatically
+//         cush_peer / cush_nccl / cush_staged   cush with the transport forced
+//   bytes the per-GPU buffer size of nccl-tests: the buffer each GPU sends from or receives
+//         into (for scatter, gather and all_gather: the whole p-piece buffer)
+// Counters: algbw = bytes / time, busbw = algbw x the nccl-tests factor of the op (all_reduce
+// 2(p-1)/p; all_gather, all_to_all, scatter, gather (p-1)/p; others 1), GB/s.
+// Environment: CUSH_BENCH_MAX_MIB (default 1024) caps the sizes.
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "harness.hpp"
+
+namespace {
+
+using Byte = std::byte;
+
+#define NCCL_OK(call)                                                                    \
+  do {                                                                                   \
+    const ncclResult_t r_ = (call);                                                      \
+    if (r_ != ncclSuccess) throw cush::Error(std::string(#call) + ": " + ncclGetErrorString(r_)); \
+  } while (0)
+
+std::size_t max_bytes() {
+  const char* v = std::getenv("CUSH_BENCH_MAX_MIB");
+  return (v != nullptr ? std::strtoull(v, nullptr, 10) : 1024ULL) << 20;
+}
+
+const std::vector<int>& gpus() {
+  static const std::vector<int> ids = cush_bench::all_devices();
+  return ids;
+}
+
+// The raw twins' streams and communicator, one per GPU, made once.
+struct Raw {
+  std::vector<cush::Stream> streams;
+  std::vector<cudaStream_t> handles;
+  std::vector<ncclComm_t> comms;
+  Raw() {
+    for (int d : gpus()) {
+      streams.emplace_back(d);
+      handles.push_back(streams.back().get());
+    }
+    comms.resize(gpus().size());
+    NCCL_OK(ncclCommInitAll(comms.data(), static_cast<int>(gpus().size()), gpus().data()));
+    // Peer access for the raw copies, as for cush's (enabled once per process either way).
+    cush::DeviceSet(gpus()).enable_peer_access();
+  }
+  static Raw& get() {
+    static Raw raw;
+    return raw;
+  }
+};
+
+template <class T>
+void zero(cush::Plan<T>& plan) {
+  plan.for_each([](cush::Segment<T> s) { CUSH_CUDA_CHECK(cudaMemsetAsync(s.data(), 0, s.bytes(), s.stream())); });
+  plan.wait();
+}
+
+// Streams to time on: per GPU, the first plan's stream there, else the second's.
+template <class A, class B>
+std::vector<cudaStream_t> timing_streams(const A& first, const B& second) {
+  std::vector<cudaStream_t> s;
+  for (int d : gpus()) {
+    const int a = first.devices().position_of(d);
+    s.push_back(a >= 0 ? first.stream(static_cast<std::size_t>(a))
+                       : second.stream(static_cast<std::size_t>(second.devices().position_of(d))));
+  }
+  return s;
+}
+
+std::vector<int> rotated(std::size_t by) {
+  std::vector<int> r;
+  for (std::size_t i = 0; i < gpus().size(); ++i) r.push_back(gpus()[(i + by) % gpus().size()]);
+  return r;
+}
+
+enum class Op { copy, exchange, broadcast, scatter, gather, all_gather, all_to_all, reduce, all_reduce };
+const char* name(Op op) {
+  static const char* names[] = {"copy",   "exchange",   "broadcast",  "scatter",   "gather",
+                                "all_gather", "all_to_all", "reduce", "all_reduce"};
+  return names[static_cast<int>(op)];
+}
+enum class Impl { raw_peer, raw_nccl, cush, cush_peer, cush_nccl, cush_staged };
+const char* name(Impl i) {
+  static const char* names[] = {"raw_peer", "raw_nccl", "cush", "cush_peer", "cush_nccl", "cush_staged"};
+  return names[static_cast<int>(i)];
+}
+cush::CommOptions options(Impl i) {
+  switch (i) {
+    case Impl::cush_peer: return {cush::Transport::peer};
+    case Impl::cush_nccl: return {cush::Transport::nccl};
+    case Impl::cush_staged: return {cush::Transport::host_staging};
+    default: return {cush::Transport::automatic};
+  }
+}
+
+double bus_factor(Op op, std::size_t p) {
+  const double f = static_cast<double>(p - 1) / static_cast<double>(p);
+  switch (op) {
+    case Op::all_reduce: return 2 * f;
+    case Op::all_gather:
+    case Op::all_to_all:
+    case Op::scatter:
+    case Op::gather: return f;
+    default: return 1.0;
+  }
+}
+
+// One benchmark: `setup` builds the buffers and returns the operation and the streams it ends on.
+struct Prepared {
+  std::function<void()> run;
+  std::vector<cudaStream_t> streams;
+  std::vector<std::shared_ptr<void>> keep;  // plans alive while timing
+};
+
+template <class T>
+std::shared_ptr<cush::Plan<T>> plan(std::vector<int> ids, std::size_t n, cush::Distribution d = cush::Distribution::uniform()) {
+  auto p = std::make_shared<cush::Plan<T>>(cush::DeviceSet(std::move(ids)), n, d);
+  zero(*p);
+  return p;
+}
+
+Prepared prepare(Op op, Impl impl, std::size_t bytes) {
+  Raw& raw = Raw::get();
+  const std::size_t p = gpus().size();
+  const cush::Distribution rep = cush::Distribution::replicated();
+  const cush::CommOptions o = options(impl);
+  const bool is_raw = impl == Impl::raw_peer || impl == Impl::raw_nccl;
+  const bool nccl = impl == Impl::raw_nccl;
+  Prepared w;
+  switch (op) {
+    case Op::copy: {
+      auto a = plan<Byte>({gpus()[0]}, bytes);
+      auto b = plan<Byte>({gpus()[1]}, bytes);
+      w.keep = {a, b};
+      w.streams = is_raw ? raw.handles : timing_streams(*b, *a);
+      Byte* from = a->segment(0).data();
+      Byte* to = b->segment(0).data();
+      if (impl == Impl::raw_peer) {
+        w.run = [=, &raw] { CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(to, gpus()[1], from, gpus()[0], bytes, raw.handles[0])); };
+      } else if (nccl) {
+        w.run = [=, &raw] {
+          NCCL_OK(ncclGroupStart());
+          NCCL_OK(ncclSend(from, bytes, ncclUint8, 1, raw.comms[0], raw.handles[0]));
+          NCCL_OK(ncclRecv(to, bytes, ncclUint8, 0, raw.comms[1], raw.handles[1]));
+          NCCL_OK(ncclGroupEnd());
+        };
+      } else {
+        w.run = [=] { cush::copy(*a, *b, o); };
+      }
+      return w;
+    }
+    case Op::exchange: {
+      auto a = plan<Byte>(gpus(), bytes * p);
+      auto b = plan<Byte>(rotated(1), bytes * p);
+      w.keep = {a, b};
+      w.streams = is_raw ? raw.handles : timing_streams(*b, *a);
+      if (is_raw) {
+        w.run = [=, &raw] {
+          if (nccl) NCCL_OK(ncclGroupStart());
+          for (std::size_t i = 0; i < p; ++i) {
+            const std::size_t k = (i + 1) % p;  // device i's segment lands on device k
+            Byte* from = a->segment(i).data();
+            Byte* to = b->segment(i).data();
+            if (nccl) {
+              NCCL_OK(ncclSend(from, bytes, ncclUint8, static_cast<int>(k), raw.comms[i], raw.handles[i]));
+              NCCL_OK(ncclRecv(to, bytes, ncclUint8, static_cast<int>(i), raw.comms[k], raw.handles[k]));
+            } else {
+              CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(to, gpus()[k], from, gpus()[i], bytes, raw.handles[i]));
+            }
+          }
+          if (nccl) NCCL_OK(ncclGroupEnd());
+        };
+      } else {
+        w.run = [=] { cush::copy(*a, *b, o); };
+      }
+      return w;
+    }
+    case Op::broadcast:
+    case Op::reduce:
+    case Op::all_reduce: {
+      const bool is_float = op != Op::broadcast;
+      auto r = plan<float>(gpus(), bytes / sizeof(float), rep);
+      w.keep = {r};
+      w.streams = is_raw ? raw.handles : timing_streams(*r, *r);
+      const std::size_t n = bytes / sizeof(float);
+      if (impl == Impl::raw_peer) {  // broadcast only
+        w.run = [=, &raw] {
+          for (std::size_t k = 1; k < p; ++k)
+            CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(r->segment(k).data(), gpus()[k], r->segment(0).data(), gpus()[0],
+                                                bytes, raw.handles[0]));
+        };
+      } else if (nccl) {
+        w.run = [=, &raw] {
+          NCCL_OK(ncclGroupStart());
+          for (std::size_t k = 0; k < p; ++k) {
+            float* x = r->segment(k).data();
+            if (op == Op::broadcast) NCCL_OK(ncclBroadcast(x, x, n, ncclFloat32, 0, raw.comms[k], raw.handles[k]));
+            if (op == Op::reduce) NCCL_OK(ncclReduce(x, x, n, ncclFloat32, ncclSum, 0, raw.comms[k], raw.handles[k]));
+            if (op == Op::all_reduce) NCCL_OK(ncclAllReduce(x, x, n, ncclFloat32, ncclSum, raw.comms[k], raw.handles[k]));
+          }
+          NCCL_OK(ncclGroupEnd());
+        };
+      } else if (op == Op::broadcast) {
+        w.run = [=] { cush::broadcast(*r, 0, o); };
+      } else if (op == Op::reduce) {
+        w.run = [=] { cush::reduce(*r, cush::ReduceOp::sum, 0, o); };
+      } else {
+        w.run = [=] { cush::all_reduce(*r, cush::ReduceOp::sum, o); };
+      }
+      (void)is_float;
+      return w;
+    }
+    case Op::scatter:
+    case Op::gather:
+    case Op::all_gather: {
+      // `bytes` is the whole buffer; each GPU holds one piece of it.
+      const std::size_t piece = bytes / p;
+      auto parts = plan<Byte>(gpus(), piece * p);
+      auto whole = op == Op::all_gather ? plan<Byte>(gpus(), piece * p, rep) : plan<Byte>({gpus()[0]}, piece * p);
+      w.keep = {parts, whole};
+      w.streams = is_raw ? raw.handles : timing_streams(*parts, *whole);
+      if (is_raw) {
+        w.run = [=, &raw] {
+          if (nccl && op == Op::all_gather) {
+            NCCL_OK(ncclGroupStart());
+            for (std::size_t k = 0; k < p; ++k)
+              NCCL_OK(ncclAllGather(parts->segment(k).data(), whole->segment(k).data(), piece, ncclUint8, raw.comms[k],
+                                    raw.handles[k]));
+            NCCL_OK(ncclGroupEnd());
+            return;
+          }
+          if (nccl) NCCL_OK(ncclGroupStart());
+          const std::size_t receivers = op == Op::all_gather ? p : 1;
+          for (std::size_t to = 0; to < receivers; ++to)
+            for (std::size_t k = 0; k < p; ++k) {
+              Byte* part = parts->segment(k).data();
+              Byte* slot = whole->segment(to).data() + k * piece;
+              const bool down = op == Op::scatter;  // whole -> parts
+              const std::size_t s = down ? to : k;  // source GPU
+              const std::size_t d = down ? k : to;
+              if (nccl) {
+                if (s == d) {
+                  CUSH_CUDA_CHECK(cudaMemcpyAsync(down ? part : slot, down ? slot : part, piece, cudaMemcpyDeviceToDevice,
+                                                  raw.handles[s]));
+                  continue;
+                }
+                NCCL_OK(ncclSend(down ? slot : part, piece, ncclUint8, static_cast<int>(d), raw.comms[s], raw.handles[s]));
+                NCCL_OK(ncclRecv(down ? part : slot, piece, ncclUint8, static_cast<int>(s), raw.comms[d], raw.handles[d]));
+              } else {
+                CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(down ? part : slot, gpus()[d], down ? slot : part, gpus()[s], piece,
+                                                    raw.handles[s]));
+              }
+            }
+          if (nccl) NCCL_OK(ncclGroupEnd());
+        };
+      } else if (op == Op::scatter) {
+        w.run = [=] { cush::scatter(*whole, *parts, 0, o); };
+      } else if (op == Op::gather) {
+        w.run = [=] { cush::gather(*parts, *whole, 0, o); };
+      } else {
+        w.run = [=] { cush::all_gather(*parts, *whole, o); };
+      }
+      return w;
+    }
+    case Op::all_to_all: {
+      auto a = plan<Byte>(gpus(), bytes * p);
+      auto b = plan<Byte>(gpus(), bytes * p);
+      w.keep = {a, b};
+      w.streams = is_raw ? raw.handles : timing_streams(*b, *a);
+      const std::size_t piece = bytes / p;
+      if (is_raw) {
+        w.run = [=, &raw] {
+          if (nccl) NCCL_OK(ncclGroupStart());
+          for (std::size_t i = 0; i < p; ++i)
+            for (std::size_t j = 0; j < p; ++j) {
+              Byte* from = a->segment(i).data() + j * piece;
+              Byte* to = b->segment(j).data() + i * piece;
+              if (nccl) {
+                NCCL_OK(ncclSend(from, piece, ncclUint8, static_cast<int>(j), raw.comms[i], raw.handles[i]));
+                NCCL_OK(ncclRecv(to, piece, ncclUint8, static_cast<int>(i), raw.comms[j], raw.handles[j]));
+              } else {
+                CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(to, gpus()[j], from, gpus()[i], piece, raw.handles[i]));
+              }
+            }
+          if (nccl) NCCL_OK(ncclGroupEnd());
+        };
+      } else {
+        w.run = [=] { cush::all_to_all(*a, *b, o); };
+      }
+      return w;
+    }
+  }
+  return w;
+}
+
+void measure(benchmark::State& state, Op op, Impl impl, std::size_t bytes) {
+  Prepared w = prepare(op, impl, bytes);
+  cush_bench::EventTimer timer(gpus());
+  // Small messages: several operations per timed interval, as nccl-tests does, so that the
+  // interval is not the cost of one event pair.
+  const int batch = static_cast<int>(std::clamp<std::size_t>((std::size_t{64} << 20) / std::max<std::size_t>(bytes, 1), 1, 20));
+  w.run();  // warm-up: communicators, peer access, staging slots
+  cush_bench::synchronize(gpus());
+  cush_bench::Throughput algbw;
+  for (auto _ : state) {
+    timer.start(w.streams);
+    for (int k = 0; k < batch; ++k) w.run();
+    const double seconds = timer.stop(w.streams) / batch;
+    state.SetIterationTime(seconds);
+    algbw.add(seconds, static_cast<double>(bytes));
+  }
+  algbw.report(state, "algbw");
+  state.counters["busbw"] = state.counters["algbw"] * bus_factor(op, gpus().size());
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.counters["gpus"] = static_cast<double>(gpus().size());
+}
+
+std::string label(std::size_t bytes) {
+  if (bytes >= (1U << 30)) return std::to_string(bytes >> 30) + "GiB";
+  if (bytes >= (1U << 20)) return std::to_string(bytes >> 20) + "MiB";
+  return std::to_string(bytes >> 10) + "KiB";
+}
+
+void register_all() {
+  if (gpus().size() < 2) {
+    std::printf("bench_device_ops: one GPU; the GPU<->GPU operations need two or more.\n");
+    return;
+  }
+  const std::vector<std::pair<Op, std::vector<Impl>>> table{
+      {Op::copy, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl, Impl::cush_staged}},
+      {Op::exchange, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl}},
+      {Op::broadcast, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
+      {Op::scatter, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl}},
+      {Op::gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl}},
+      {Op::all_gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
+      {Op::all_to_all, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
+      {Op::reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
+      {Op::all_reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
+  };
+  for (std::size_t bytes = 4096; bytes <= max_bytes(); bytes *= 16) {
+    for (const auto& [op, impls] : table)
+      for (Impl impl : impls) {
+        const std::string n = std::string("dev/") + name(op) + "/" + name(impl) + "/" + label(bytes);
+        benchmark::RegisterBenchmark(n.c_str(), [op, impl, bytes](benchmark::State& s) { measure(s, op, impl, bytes); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond)
+            ->MinTime(cush_bench::min_time(0.2));
+      }
+    if (bytes == (std::size_t{256} << 20) && max_bytes() >= (std::size_t{1} << 30)) bytes = (std::size_t{1} << 30) / 16;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return cush_bench::run(argc, argv, "bench_device_ops", register_all); }
