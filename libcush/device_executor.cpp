@@ -14,12 +14,15 @@
 namespace cush::detail {
 
 struct StagingSlots::Device {
-  Device(int id, std::size_t chunk) : device(id), host(chunk * slots) {
+  Device(int id, std::size_t chunk, bool for_capture)
+      : device(id), captured(for_capture), host(chunk * slots), recorded(slots, false) {
     for (std::size_t s = 0; s < slots; ++s) free_events.emplace_back(id);
   }
   int device;
+  bool captured;  // belongs to one captured graph
   PinnedBuffer<std::byte> host;
   std::vector<Event> free_events;  // recorded when a slot has been read
+  std::vector<bool> recorded;      // free_events[s] has been recorded
   DeviceBuffer scratch;            // slots x chunk on `device`, for combine transfers
   std::size_t next = 0;            // the slot to fill next
 
@@ -34,11 +37,20 @@ StagingSlots::StagingSlots() {
 
 StagingSlots::~StagingSlots() = default;
 
-StagingSlots::Device& StagingSlots::of(int device) {
-  for (auto& d : devices_)
-    if (d->device == device) return *d;
-  devices_.push_back(std::make_unique<Device>(device, chunk_));
+StagingSlots::Device& StagingSlots::of(int device, bool capturing) {
+  // A graph's waits and records must stay within the graph: each captured operation gets slots
+  // of its own, kept until the plan is destroyed.
+  if (!capturing)
+    for (auto& d : devices_)
+      if (d->device == device && !d->captured) return *d;
+  devices_.push_back(std::make_unique<Device>(device, chunk_, capturing));
   return *devices_.back();
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  CUSH_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
 }
 
 namespace {
@@ -69,7 +81,7 @@ Resolved resolve(const Transfer& t, const DeviceOpContext& ctx, const OpStreams&
 // down to the host, the destination's stream moves it up once it has landed.
 void staged(const Transfer& t, const Resolved& r, const DeviceOpContext& ctx, OpStreams& streams,
             cudaStream_t from_stream, cudaStream_t to_stream) {
-  StagingSlots::Device& slots = ctx.staging->of(streams.device(r.to));
+  StagingSlots::Device& slots = ctx.staging->of(streams.device(r.to), capturing(to_stream));
   const std::size_t chunk = ctx.staging->chunk();
   const std::size_t es = ctx.element_size;
   if (t.combine && slots.scratch.data() == nullptr) slots.scratch = DeviceBuffer(slots.device, chunk * StagingSlots::slots);
@@ -80,24 +92,22 @@ void staged(const Transfer& t, const Resolved& r, const DeviceOpContext& ctx, Op
     const std::size_t s = slots.next;
     slots.next = (slots.next + 1) % StagingSlots::slots;
     std::byte* bounce = slots.slot(s, chunk);
-    {
-      DeviceGuard guard(streams.device(r.from));
-      CUSH_CUDA_CHECK(cudaStreamWaitEvent(from_stream, slots.free_events[s].get(), 0));
-      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(bounce, r.src + done, n, cudaMemcpyDeviceToHost, from_stream),
-                         describe(t, es, streams.device(r.from), streams.device(r.to)));
-    }
+    if (slots.recorded[s]) CUSH_CUDA_CHECK(cudaStreamWaitEvent(from_stream, slots.free_events[s].get(), 0));
+    CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(bounce, r.src + done, n, cudaMemcpyDeviceToHost, from_stream),
+                       describe(t, es, streams.device(r.from), streams.device(r.to)));
     const cudaEvent_t landed = streams.record(r.from, from_stream);
-    DeviceGuard guard(slots.device);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(to_stream, landed, 0));
     if (t.combine) {
       auto* scratch = static_cast<std::byte*>(slots.scratch.data()) + s * chunk;
       CUSH_CUDA_CHECK(cudaMemcpyAsync(scratch, bounce, n, cudaMemcpyHostToDevice, to_stream));
+      DeviceGuard guard(slots.device);
       launch_combine(ctx.type, ctx.op, r.dst + done, scratch, n / es, to_stream);
     } else {
       CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst + done, bounce, n, cudaMemcpyHostToDevice, to_stream),
                          describe(t, es, streams.device(r.from), streams.device(r.to)));
     }
-    slots.free_events[s].record(to_stream);
+    CUSH_CUDA_CHECK(cudaEventRecord(slots.free_events[s].get(), to_stream));
+    slots.recorded[s] = true;
   }
 }
 
@@ -152,21 +162,21 @@ void execute_device(const TransferList& list, const DeviceOpContext& ctx, OpStre
     const bool two_streams = ctx.staged && !local;
     const cudaStream_t from_stream = two_streams ? streams.work(r.from) : to_stream;
     if (t.after >= 0) {
-      DeviceGuard guard(streams.device(two_streams ? r.from : part));
       CUSH_CUDA_CHECK(cudaStreamWaitEvent(from_stream, finished.at(static_cast<std::size_t>(t.after)), 0));
     }
     if (two_streams) {
       staged(t, r, ctx, streams, from_stream, to_stream);
     } else {
-      DeviceGuard guard(streams.device(part));
       if (t.combine) {
+        DeviceGuard guard(streams.device(part));  // kernels launch on the current device
         launch_combine(ctx.type, ctx.op, r.dst, r.src, t.count, to_stream);
       } else if (local) {
         CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDeviceToDevice, to_stream),
                            describe(t, es, streams.device(r.from), streams.device(r.to)));
       } else {
-        CUSH_CUDA_CHECK_AT(cudaMemcpyPeerAsync(r.dst, streams.device(r.to), r.src, streams.device(r.from), r.bytes,
-                                               to_stream),
+        // With peer access and unified addressing a plain copy between devices runs on the copy
+        // engines over the link, like cudaMemcpyPeerAsync, and unlike it may be graph-captured.
+        CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDefault, to_stream),
                            describe(t, es, streams.device(r.from), streams.device(r.to)));
       }
     }

@@ -1,6 +1,8 @@
 #include "cush/device_ops.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -61,23 +63,43 @@ std::vector<std::pair<int, int>> links_used(const TransferList& list, const Impl
   return links;
 }
 
-bool peer_capable(const std::vector<std::pair<int, int>>& links) {
-  for (const auto& [from, to] : links) {
-    int can = 0;
-    CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, to, from));
-    if (can == 0) return false;
-  }
-  return true;
+// Peer capability does not change while the process runs: asked once per pair.
+bool can_access(int from, int to) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, bool> known;
+  std::lock_guard lock(mutex);
+  const auto it = known.find({from, to});
+  if (it != known.end()) return it->second;
+  int can = 0;
+  CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, to, from));
+  return known[{from, to}] = can != 0;
 }
 
+bool peer_capable(const std::vector<std::pair<int, int>>& links) {
+  return std::all_of(links.begin(), links.end(), [](const auto& l) { return can_access(l.first, l.second); });
+}
+
+bool capturing(const Impl& a, const Impl& b) {
+  const auto any = [](const Impl& p) {
+    return std::any_of(p.stream_handles.begin(), p.stream_handles.end(), [](cudaStream_t s) { return detail::capturing(s); });
+  };
+  return any(a) || (&a != &b && any(b));
+}
+
+// The transport of one operation. Under graph capture `automatic` avoids NCCL (see
+// transport.hpp), and a forced NCCL is refused.
 Transport choose(Collective kind, std::size_t bytes, const CommOptions& options,
-                 const std::vector<std::pair<int, int>>& links, const char* where) {
+                 const std::vector<std::pair<int, int>>& links, bool captured, const char* where) {
   if (options.transport == Transport::peer && !peer_capable(links))
     throw InvalidArgument(where, "options.transport",
                           "peer was asked for, but two of the devices have no peer access; use host_staging or nccl");
+  if (options.transport == Transport::nccl && captured)
+    throw InvalidArgument(where, "options.transport",
+                          "cush does not capture NCCL operations into graphs; use peer or host_staging");
   if (options.transport != Transport::automatic) return options.transport;
   if (links.empty()) return Transport::peer;  // copies within devices only
-  const Transport t = TransportTable::current().pick(kind, bytes);
+  Transport t = TransportTable::current().pick(kind, bytes);
+  if (t == Transport::nccl && captured) t = Transport::peer;
   return t == Transport::peer && !peer_capable(links) ? Transport::host_staging : t;
 }
 
@@ -177,7 +199,7 @@ void copy_plans(const PlanBase& src_plan, PlanBase& dst_plan, Range part, std::s
   }
   const TransferList list = copy_transfers(src.layout, src.devices.ids(), dst.layout, dst.devices.ids(), part, roots);
   const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-  const Transport transport = choose(kind, message_bytes(list, src, dst), options, links, where);
+  const Transport transport = choose(kind, message_bytes(list, src, dst), options, links, capturing(src, dst), where);
   if (transport == Transport::nccl && kind == Collective::all_gather && nccl_all_gather_fits(src, dst, part)) {
     OpStreams streams(src.endpoint(), dst.endpoint());
     const std::shared_ptr<Communicator> comm = communicator(src, dst, streams);
@@ -204,7 +226,8 @@ void copy_segment(const PlanBase& src_plan, std::size_t src_pos, PlanBase& dst_p
   const TransferList list{Transfer{Location{static_cast<int>(src_pos), 0}, Location{static_cast<int>(dst_pos), 0},
                                    count, -1, false}};
   const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-  run(list, src, dst, choose(Collective::copy, count * src.element_size, options, links, where), links);
+  run(list, src, dst, choose(Collective::copy, count * src.element_size, options, links, capturing(src, dst), where),
+      links);
 }
 
 void all_to_all_plans(const PlanBase& src_plan, PlanBase& dst_plan, std::span<const std::size_t> counts,
@@ -217,7 +240,9 @@ void all_to_all_plans(const PlanBase& src_plan, PlanBase& dst_plan, std::span<co
                                                             : std::vector<std::size_t>{};
     const TransferList list = all_to_all_transfers(src.layout, dst.layout, counts.empty() ? derived : counts);
     const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-    run(list, src, dst, choose(Collective::all_to_all, message_bytes(list, src, dst), options, links, where), links);
+    run(list, src, dst,
+        choose(Collective::all_to_all, message_bytes(list, src, dst), options, links, capturing(src, dst), where),
+        links);
   } catch (const InvalidArgument& e) {
     if (e.where() == where) throw;
     throw InvalidArgument(where, e.argument(), e.what());
@@ -232,7 +257,8 @@ void broadcast_plan(PlanBase& plan_base, std::size_t root, const CommOptions& op
   const bool split = n * plan.element_size >= split_broadcast_min_bytes;
   const TransferList list = device_broadcast_transfers(plan.layout, root, Range{0, n}, split);
   const std::vector<std::pair<int, int>> links = links_used(list, plan, plan);
-  const Transport transport = choose(Collective::broadcast, n * plan.element_size, options, links, where);
+  const Transport transport =
+      choose(Collective::broadcast, n * plan.element_size, options, links, capturing(plan, plan), where);
   if (transport == Transport::nccl && plan.devices.size() > 1) {
     OpStreams streams(plan.endpoint(), plan.endpoint());
     const std::shared_ptr<Communicator> comm = communicator(plan, plan, streams);
@@ -257,7 +283,8 @@ void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType ty
   if (plan.devices.size() == 1) return;  // one replica is its own reduction
   const std::vector<std::pair<int, int>> links = links_used(list, plan, plan);
   const Transport transport =
-      choose(all ? Collective::all_reduce : Collective::reduce, n * plan.element_size, options, links, where);
+      choose(all ? Collective::all_reduce : Collective::reduce, n * plan.element_size, options, links,
+             capturing(plan, plan), where);
   if (transport == Transport::nccl) {
     OpStreams streams(plan.endpoint(), plan.endpoint());
     const std::shared_ptr<Communicator> comm = communicator(plan, plan, streams);

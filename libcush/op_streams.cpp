@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 
 namespace cush::detail {
 
+// Event records and waits need no current device (an event records on its own device's
+// stream), so nothing here switches devices.
 OpStreams::OpStreams(const Endpoint& src, const Endpoint& dst) {
   auto add = [&](const Endpoint& e, std::size_t pos) {
     const int id = e.ids[pos];
@@ -27,7 +28,6 @@ OpStreams::OpStreams(const Endpoint& src, const Endpoint& dst) {
   for (std::size_t k = 0; k < parts_.size(); ++k) {
     for (cudaStream_t other : parts_[k].others) {
       const cudaEvent_t e = record(k, other);
-      DeviceGuard guard(parts_[k].device);
       CUSH_CUDA_CHECK(cudaStreamWaitEvent(parts_[k].work, e, 0));
     }
   }
@@ -52,7 +52,6 @@ cudaEvent_t OpStreams::event(std::size_t part) {
 
 cudaEvent_t OpStreams::record(std::size_t part, cudaStream_t stream) {
   const cudaEvent_t e = event(part);
-  DeviceGuard guard(parts_[part].device);
   CUSH_CUDA_CHECK(cudaEventRecord(e, stream));
   return e;
 }
@@ -63,7 +62,6 @@ cudaStream_t OpStreams::aux(std::size_t part) {
   if (!p.aux_used) {
     p.aux_used = true;
     const cudaEvent_t e = record(part, p.work);
-    DeviceGuard guard(p.device);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(a, e, 0));
   }
   return a;
@@ -72,7 +70,6 @@ cudaStream_t OpStreams::aux(std::size_t part) {
 void OpStreams::order(std::size_t waiter, std::size_t on) {
   if (waiter == on) return;
   const cudaEvent_t e = record(on, parts_.at(on).work);
-  DeviceGuard guard(parts_.at(waiter).device);
   CUSH_CUDA_CHECK(cudaStreamWaitEvent(parts_[waiter].work, e, 0));
 }
 
@@ -87,7 +84,6 @@ void OpStreams::finish() {
     Part& p = parts_[k];
     if (!p.aux_used) continue;
     const cudaEvent_t e = record(k, p.lanes->aux(p.pos));
-    DeviceGuard guard(p.device);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(p.work, e, 0));
     p.aux_used = false;
   }
@@ -97,14 +93,12 @@ void OpStreams::finish() {
   for (const auto& [waiter, on] : joins_)
     if (end[on] == nullptr) end[on] = record(on, parts_[on].work);
   for (const auto& [waiter, on] : joins_) {
-    DeviceGuard guard(parts_[waiter].device);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(parts_[waiter].work, end[on], 0));
   }
   joins_.clear();
   for (std::size_t k = 0; k < parts_.size(); ++k) {
     if (parts_[k].others.empty()) continue;
     const cudaEvent_t e = record(k, parts_[k].work);
-    DeviceGuard guard(parts_[k].device);
     for (cudaStream_t other : parts_[k].others) CUSH_CUDA_CHECK(cudaStreamWaitEvent(other, e, 0));
   }
 }

@@ -34,13 +34,16 @@ Collective parse_collective(std::string_view name) {
 }
 
 TransportTable TransportTable::defaults() {
-  // Measured on 2 x H200 (NVLink), docs/results/device_ops.md: copy engines match or beat NCCL
-  // for every data movement at every size; NCCL's all-reduce and reduce kernels are faster
-  // than combining through peer reads.
+  // Measured on 2 x H200 (NVLink), docs/results/device_ops.md: copy engines beat NCCL for the
+  // data movements from 16 MiB up and are within a few µs below; NCCL's reduction kernels are
+  // faster until the peer-read reduction's bandwidth wins (reduce from 16 MiB, all-reduce from
+  // 128 MiB per GPU).
   TransportTable t;
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
   t.set(Collective::reduce, 0, Transport::nccl);
+  t.set(Collective::reduce, std::size_t{16} << 20, Transport::peer);
   t.set(Collective::all_reduce, 0, Transport::nccl);
+  t.set(Collective::all_reduce, std::size_t{128} << 20, Transport::peer);
   return t;
 }
 

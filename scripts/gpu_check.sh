@@ -7,6 +7,8 @@
 #                (default: all but report; test1 runs the suite with one GPU visible; report runs
 #                scripts/report.sh and packs docs/results into $OUT/results.tgz)
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
+#   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
+#   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +63,8 @@ if has sanitize; then
   : >"$OUT/sanitizer.log"
   for t in "$build"/tests/test_*_gpu; do
     echo "=== $t" >>"$OUT/sanitizer.log"
-    timeout 600 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
+    GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout 600 compute-sanitizer --tool memcheck --leak-check full \
+      --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
     rc=$?
     note "memcheck $(basename "$t"): rc $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"
   done

@@ -350,9 +350,14 @@ TEST_P(DeviceOps, CopySegmentBetweenPlans) {
 TEST_P(DeviceOps, OperationsWaitForEarlierKernelsAndReturnAtOnce) {
   CUSH_REQUIRE_GPUS(2);
   const std::size_t n = 1 << 20;
-  // Keeps the NCCL communicator of {0, 1} alive, so that the timed copy does not create it.
-  Plan<float> keeper(DeviceSet{0, 1}, 1, Distribution::replicated());
-  cush::broadcast(keeper, 0, CommOptions{Transport::nccl});
+  // Keeps the NCCL communicator of {0, 1} alive and its point-to-point connections made (the
+  // first send/receive between two GPUs sets them up and blocks), so that the timed copy does
+  // neither.
+  Plan<float> warm_src(DeviceSet{1, 0}, 2);
+  Plan<float> warm_dst(DeviceSet{0, 1}, 2);
+  cush::copy(warm_src, warm_dst, CommOptions{Transport::nccl});
+  cush::copy(warm_dst, warm_src, CommOptions{Transport::nccl});
+  warm_dst.wait();
   Plan<float> src(DeviceSet{1, 0}, n);
   Plan<float> dst(DeviceSet{0, 1}, n);
   std::vector<float> host(n, 1.0f);

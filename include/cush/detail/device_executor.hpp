@@ -26,8 +26,9 @@ class StagingSlots {
   [[nodiscard]] std::size_t chunk() const noexcept { return chunk_; }
 
   struct Device;
-  /// The slots of CUDA device `device` (created on first use).
-  Device& of(int device);
+  /// The slots of CUDA device `device` (created on first use). While a stream is being
+  /// captured, new slots that belong to the graph.
+  Device& of(int device, bool capturing);
 
  private:
   std::size_t chunk_;
@@ -43,6 +44,9 @@ struct DeviceOpContext {
   ReduceOp op = ReduceOp::sum;
   StagingSlots* staging = nullptr;        // the destination plan's, when staged
 };
+
+/// True if `stream` is being captured into a graph.
+bool capturing(cudaStream_t stream);
 
 /// Enqueues `list` on `streams` (built from ctx.src and ctx.dst). Does not call finish().
 void execute_device(const TransferList& list, const DeviceOpContext& ctx, OpStreams& streams);
