@@ -321,9 +321,9 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
 void measure(benchmark::State& state, Op op, Impl impl, std::size_t bytes) {
   Prepared w = prepare(op, impl, bytes);
   cush_bench::EventTimer timer(gpus());
-  // Small messages: several operations per timed interval, as nccl-tests does, so that the
-  // interval is not the cost of one event pair.
-  const int batch = static_cast<int>(std::clamp<std::size_t>((std::size_t{64} << 20) / std::max<std::size_t>(bytes, 1), 1, 20));
+  // Small messages: many operations per timed interval, as nccl-tests does, so that the
+  // interval is not the cost of one event pair and the run is not mostly synchronization.
+  const int batch = static_cast<int>(std::clamp<std::size_t>((std::size_t{256} << 20) / std::max<std::size_t>(bytes, 1), 1, 200));
   w.run();  // warm-up: communicators, peer access, staging slots
   cush_bench::synchronize(gpus());
   cush_bench::Throughput algbw;

@@ -9,6 +9,7 @@
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
+#   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ if has build; then
 fi
 
 if has test; then
-  (cd "$build" && timeout 900 ctest -j 8 --output-on-failure --timeout 600) >"$OUT/ctest.log" 2>&1
+  (cd "$build" && timeout 900 ctest -j 8 --output-on-failure --timeout 600 -R "${CUSH_CTEST_REGEX:-.}") >"$OUT/ctest.log" 2>&1
   rc=$?
   note "ctest (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest.log")"
   note "   skipped: $(grep -c '(Skipped)' "$OUT/ctest.log"), failed: $(grep -cE '\(Failed\)|\(Timeout\)|Exception' "$OUT/ctest.log")"

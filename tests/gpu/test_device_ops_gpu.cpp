@@ -88,15 +88,6 @@ Distribution skewed(std::size_t devices) {
 
 class DeviceOps : public ::testing::TestWithParam<Transport> {
  public:
-  // NCCL communicators live as long as a plan that used them. Plans that hold one for every
-  // device order keep the tests from creating a communicator per plan (each takes a while).
-  static void SetUpTestSuite() {
-    if (DeviceSet::available() == 0) return;
-    for (const auto& order : cush_test::device_orders()) {
-      keepers().push_back(std::make_unique<Plan<float>>(DeviceSet(order), 1, Distribution::replicated()));
-      cush::broadcast(*keepers().back(), 0, CommOptions{Transport::nccl});
-    }
-  }
   static void TearDownTestSuite() { keepers().clear(); }
 
  protected:
@@ -104,7 +95,16 @@ class DeviceOps : public ::testing::TestWithParam<Transport> {
     static std::vector<std::unique_ptr<Plan<float>>> k;
     return k;
   }
-  void SetUp() override { CUSH_REQUIRE_GPUS(1); }
+  void SetUp() override {
+    CUSH_REQUIRE_GPUS(1);
+    // NCCL communicators live as long as a plan that used them. Plans that hold one for every
+    // device order keep the tests from creating a communicator per plan (each takes a while).
+    if (GetParam() == Transport::host_staging || GetParam() == Transport::peer || !keepers().empty()) return;
+    for (const auto& order : cush_test::device_orders()) {
+      keepers().push_back(std::make_unique<Plan<float>>(DeviceSet(order), 1, Distribution::replicated()));
+      cush::broadcast(*keepers().back(), 0, CommOptions{Transport::nccl});
+    }
+  }
   CommOptions options() const { return CommOptions{GetParam()}; }
 };
 
