@@ -17,7 +17,8 @@
 //         cush_peer / cush_nccl / cush_staged   cush with the transport forced
 //   bytes the per-GPU buffer size of nccl-tests: the buffer each GPU sends from or receives
 //         into (for scatter, gather and all_gather: the whole p-piece buffer)
-// Counters: algbw = bytes / time, busbw = algbw x the nccl-tests factor of the op (all_reduce
+// Counters: op_us = time of one operation (each timed interval runs a batch of them),
+// algbw = bytes / time, busbw = algbw x the nccl-tests factor of the op (all_reduce
 // 2(p-1)/p; all_gather, all_to_all, scatter, gather (p-1)/p; others 1), GB/s.
 // Environment: CUSH_BENCH_MAX_MIB (default 1024) caps the sizes.
 
@@ -327,14 +328,22 @@ void measure(benchmark::State& state, Op op, Impl impl, std::size_t bytes) {
   w.run();  // warm-up: communicators, peer access, staging slots
   cush_bench::synchronize(gpus());
   cush_bench::Throughput algbw;
+  double total = 0;
+  double ops = 0;
   for (auto _ : state) {
     timer.start(w.streams);
     for (int k = 0; k < batch; ++k) w.run();
-    const double seconds = timer.stop(w.streams) / batch;
+    const double seconds = timer.stop(w.streams);
+    // The iteration's time is the whole batch (so that min_time bounds the run's length); the
+    // time of one operation is the op_us counter.
     state.SetIterationTime(seconds);
-    algbw.add(seconds, static_cast<double>(bytes));
+    algbw.add(seconds, static_cast<double>(bytes) * batch);
+    total += seconds;
+    ops += batch;
   }
   algbw.report(state, "algbw");
+  state.counters["op_us"] = ops > 0 ? total / ops * 1e6 : 0.0;
+  state.counters["batch"] = batch;
   state.counters["busbw"] = state.counters["algbw"] * bus_factor(op, gpus().size());
   state.counters["bytes"] = static_cast<double>(bytes);
   state.counters["gpus"] = static_cast<double>(gpus().size());
