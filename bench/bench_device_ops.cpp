@@ -204,7 +204,6 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
     case Op::broadcast:
     case Op::reduce:
     case Op::all_reduce: {
-      const bool is_float = op != Op::broadcast;
       auto r = plan<float>(gpus(), bytes / sizeof(float), rep);
       w.keep = {r};
       w.streams = is_raw ? raw.handles : timing_streams(*r, *r);
@@ -233,7 +232,6 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
       } else {
         w.run = [=] { cush::all_reduce(*r, cush::ReduceOp::sum, o); };
       }
-      (void)is_float;
       return w;
     }
     case Op::scatter:

@@ -8,31 +8,15 @@
 
 namespace cush {
 
-namespace {
+using detail::check_part;
 
-void check_part(const Layout& layout, Range part, const char* where) {
-  if (part.end() > layout.size() || part.end() < part.offset)
-    throw InvalidArgument(where, "part",
-                          "elements [" + std::to_string(part.offset) + ", " + std::to_string(part.end()) +
-                              ") are outside the extent of " + std::to_string(layout.size()));
-}
+namespace {
 
 void check_root(const Layout& layout, std::size_t root, const char* where) {
   if (root >= layout.devices())
     throw InvalidArgument(where, "root",
                           "position " + std::to_string(root) + " is not in a set of " +
                               std::to_string(layout.devices()) + " devices");
-}
-
-std::vector<Range> shares_of(Range part, std::size_t p, std::size_t granularity) {
-  const std::vector<std::size_t> counts = detail::uniform_counts(part.count, p, granularity);
-  std::vector<Range> shares(p);
-  std::size_t offset = part.offset;
-  for (std::size_t i = 0; i < p; ++i) {
-    shares[i] = Range{offset, counts[i]};
-    offset += counts[i];
-  }
-  return shares;
 }
 
 Transfer device_copy(std::size_t from, std::size_t from_offset, std::size_t to, std::size_t to_offset,
@@ -191,7 +175,7 @@ TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, 
     }
     return list;
   }
-  const std::vector<Range> shares = shares_of(part, p, 1);
+  const std::vector<Range> shares = detail::even_shares(part, p, 1);
   std::vector<int> landed(p, -1);
   for (std::size_t s = 1; s < p; ++s) {
     const std::size_t k = (root + s) % p;
@@ -237,7 +221,7 @@ TransferList all_reduce_transfers(const Layout& layout, Range part, std::size_t 
   const std::size_t p = layout.devices();
   TransferList list;
   if (part.empty() || p == 1) return list;
-  const std::vector<Range> shares = shares_of(part, p, granularity);
+  const std::vector<Range> shares = detail::even_shares(part, p, granularity);
   // Reduce-scatter: device j combines share j from every other device, in a chain on device j.
   std::vector<int> reduced(p, -1);
   for (std::size_t j = 0; j < p; ++j) {

@@ -6,7 +6,7 @@
 
 namespace cush {
 
-namespace {
+namespace detail {
 void check_part(const Layout& layout, Range part, const char* where) {
   if (part.end() > layout.size() || part.end() < part.offset)
     throw InvalidArgument(where, "part",
@@ -14,9 +14,8 @@ void check_part(const Layout& layout, Range part, const char* where) {
                               ") are outside the extent of " + std::to_string(layout.size()));
 }
 
-// An even split of `part` among p devices: the share of device i.
-std::vector<Range> even_shares(Range part, std::size_t p) {
-  const std::vector<std::size_t> counts = detail::uniform_counts(part.count, p, 1);
+std::vector<Range> even_shares(Range part, std::size_t p, std::size_t granularity) {
+  const std::vector<std::size_t> counts = uniform_counts(part.count, p, granularity);
   std::vector<Range> shares(p);
   std::size_t offset = part.offset;
   for (std::size_t i = 0; i < p; ++i) {
@@ -25,7 +24,9 @@ std::vector<Range> even_shares(Range part, std::size_t p) {
   }
   return shares;
 }
-}  // namespace
+}  // namespace detail
+
+using detail::check_part;
 
 TransferList scatter_transfers(const Layout& layout, Range part) {
   check_part(layout, part, "cush::scatter_transfers");
@@ -46,7 +47,7 @@ TransferList gather_transfers(const Layout& layout, Range part) {
   TransferList list;
   if (layout.is_replicated()) {
     // Every replica holds the data: read an even share from each device, over all host links.
-    const std::vector<Range> shares = even_shares(part, layout.devices());
+    const std::vector<Range> shares = detail::even_shares(part, layout.devices(), 1);
     for (std::size_t pos = 0; pos < shares.size(); ++pos) {
       if (shares[pos].empty()) continue;
       list.push_back(Transfer{Location{static_cast<int>(pos), shares[pos].offset},
@@ -82,7 +83,7 @@ TransferList broadcast_transfers(const Layout& layout, Range part, const Broadca
   }
   // Each device fetches its share from the host; the other devices copy it from there as soon
   // as each chunk has landed, so host links and peer links work at the same time.
-  const std::vector<Range> shares = even_shares(part, p);
+  const std::vector<Range> shares = detail::even_shares(part, p, 1);
   const std::size_t chunk = options.chunk == 0 ? part.count : options.chunk;
   for (std::size_t c = 0;; ++c) {
     bool any = false;

@@ -55,4 +55,12 @@ struct BroadcastOptions {
 /// Host -> every device of a replicated layout for the elements `part`.
 [[nodiscard]] TransferList broadcast_transfers(const Layout& layout, Range part, const BroadcastOptions& options);
 
+namespace detail {
+/// Throws InvalidArgument (from `where`) unless `part` lies within the layout's extent.
+void check_part(const Layout& layout, Range part, const char* where);
+/// `part` cut into p consecutive shares of even size (multiples of `granularity` elements; the
+/// first shares get one granule more).
+[[nodiscard]] std::vector<Range> even_shares(Range part, std::size_t p, std::size_t granularity);
+}  // namespace detail
+
 }  // namespace cush
