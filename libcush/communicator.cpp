@@ -96,6 +96,9 @@ class Ranks {
 
 std::shared_ptr<Communicator> Communicator::of(std::span<const int> devices) {
   std::lock_guard lock(registry_mutex);
+  // Entries of communicators whose plans are all gone are dropped, so the registry stays as
+  // small as the set of live device lists.
+  std::erase_if(registry(), [](const auto& entry) { return entry.second.expired(); });
   std::vector<int> key(devices.begin(), devices.end());
   auto& slot = registry()[key];
   std::shared_ptr<Communicator> comm = slot.lock();

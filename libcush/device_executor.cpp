@@ -55,6 +55,9 @@ bool capturing(cudaStream_t stream) {
 
 namespace {
 
+// Local copies at least this large get a stream of their own beside the link traffic.
+constexpr std::size_t local_aux_min_bytes = std::size_t{1} << 20;
+
 std::string describe(const Transfer& t, std::size_t es, int from, int to) {
   return std::string(t.combine ? "combining " : "copying ") + std::to_string(t.count * es) + " bytes from device " +
          std::to_string(from) + " to device " + std::to_string(to);
@@ -79,7 +82,7 @@ Resolved resolve(const Transfer& t, const DeviceOpContext& ctx, const OpStreams&
 
 // Copies or combines through the destination's pinned slots: the source's stream moves a chunk
 // down to the host, the destination's stream moves it up once it has landed.
-void staged(const Transfer& t, const Resolved& r, const DeviceOpContext& ctx, OpStreams& streams,
+void staged_transfer(const Transfer& t, const Resolved& r, const DeviceOpContext& ctx, OpStreams& streams,
             cudaStream_t from_stream, cudaStream_t to_stream) {
   StagingSlots::Device& slots = ctx.staging->of(streams.device(r.to), capturing(to_stream));
   const std::size_t chunk = ctx.staging->chunk();
@@ -115,72 +118,76 @@ void staged(const Transfer& t, const Resolved& r, const DeviceOpContext& ctx, Op
 
 void execute_device(const TransferList& list, const DeviceOpContext& ctx, OpStreams& streams) {
   const std::size_t es = ctx.element_size;
-  // Devices that receive from another device also copy locally; their local copies run on a
-  // second stream beside the incoming ones.
-  std::vector<bool> receives(streams.size(), false);
+  // Where each transfer runs. A peer copy is pushed by the source's stream: copy engines that
+  // write across the link finish a small copy several times sooner than engines that read
+  // across it (bench/probe_device_sync, docs/device_ops.md). A combine is a kernel that reads
+  // the other device's replica, so it runs on the destination. A staged copy uses both
+  // streams: down on the source's, up on the destination's.
+  struct Placed {
+    Resolved r;
+    std::size_t issuer = 0;  // participant whose stream issues the transfer
+    bool remote = false;
+  };
+  std::vector<Placed> placed(list.size());
+  std::vector<bool> busy(streams.size(), false);  // issues a transfer that crosses devices
   std::vector<bool> awaited(list.size(), false);
-  for (const Transfer& t : list) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Transfer& t = list[i];
     if (t.after >= 0) awaited.at(static_cast<std::size_t>(t.after)) = true;
     if (t.count == 0) continue;
-    const Resolved r = resolve(t, ctx, streams);
-    if (r.from == r.to) continue;
-    receives[r.to] = true;
-    if (!ctx.staged) {
-      // A peer copy reads the source buffer from the destination's stream: it starts after the
-      // source device's earlier work, and the source device waits for it before going on.
-      streams.after_done(r.from, r.to);
+    Placed& p = placed[i];
+    p.r = resolve(t, ctx, streams);
+    p.remote = p.r.from != p.r.to;
+    p.issuer = t.combine || ctx.staged ? p.r.to : p.r.from;
+    if (!p.remote) continue;
+    busy[p.issuer] = true;
+    if (ctx.staged) {
+      busy[p.r.from] = true;
+    } else {
+      // The issuing stream starts after the other device's earlier work (which may still use
+      // the buffer being written or read there), and the other device's later work waits for
+      // the transfer.
+      const std::size_t other = p.issuer == p.r.to ? p.r.from : p.r.to;
+      streams.order(p.issuer, other);
+      streams.after_done(other, p.issuer);
     }
   }
-  if (!ctx.staged) {
-    std::vector<std::vector<bool>> ordered(streams.size(), std::vector<bool>(streams.size(), false));
-    for (const Transfer& t : list) {
-      if (t.count == 0) continue;
-      const Resolved r = resolve(t, ctx, streams);
-      if (r.from == r.to || ordered[r.to][r.from]) continue;
-      ordered[r.to][r.from] = true;
-      streams.order(r.to, r.from);
-    }
-  }
-
-  // Fork the second streams before anything is enqueued, so that local copies do not wait for
-  // the incoming ones.
-  for (const Transfer& t : list) {
-    if (t.count == 0) continue;
-    const Resolved r = resolve(t, ctx, streams);
-    if (r.from == r.to && receives[r.to]) (void)streams.aux(r.to);
-  }
+  // Large local copies of a device that also moves data across a link run on its second
+  // stream, forked before anything is enqueued so that they do not wait for the link. Small
+  // ones stay on the working stream: forking and joining would cost more than they take.
+  const auto on_aux = [&](std::size_t i) {
+    const Placed& p = placed[i];
+    return list[i].count != 0 && !p.remote && busy[p.issuer] && p.r.bytes >= local_aux_min_bytes;
+  };
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (on_aux(i)) (void)streams.aux(placed[i].issuer);
 
   std::vector<cudaEvent_t> finished(list.size(), nullptr);
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Transfer& t = list[i];
     if (t.count == 0) continue;
-    const Resolved r = resolve(t, ctx, streams);
-    const bool local = r.from == r.to;
-    const std::size_t part = r.to;
-    const cudaStream_t to_stream = local && receives[part] ? streams.aux(part) : streams.work(part);
+    const Resolved& r = placed[i].r;
+    const std::size_t part = placed[i].issuer;
+    const bool staged = ctx.staged && placed[i].remote;
+    const cudaStream_t stream = on_aux(i) ? streams.aux(part) : streams.work(part);
     // A staged copy starts on the source's stream: that is the one that waits for `after`.
-    const bool two_streams = ctx.staged && !local;
-    const cudaStream_t from_stream = two_streams ? streams.work(r.from) : to_stream;
+    const cudaStream_t first = staged ? streams.work(r.from) : stream;
     if (t.after >= 0) {
-      CUSH_CUDA_CHECK(cudaStreamWaitEvent(from_stream, finished.at(static_cast<std::size_t>(t.after)), 0));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(first, finished.at(static_cast<std::size_t>(t.after)), 0));
     }
-    if (two_streams) {
-      staged(t, r, ctx, streams, from_stream, to_stream);
+    if (staged) {
+      staged_transfer(t, r, ctx, streams, first, stream);
+    } else if (t.combine) {
+      DeviceGuard guard(streams.device(part));  // kernels launch on the current device
+      launch_combine(ctx.type, ctx.op, r.dst, r.src, t.count, stream);
     } else {
-      if (t.combine) {
-        DeviceGuard guard(streams.device(part));  // kernels launch on the current device
-        launch_combine(ctx.type, ctx.op, r.dst, r.src, t.count, to_stream);
-      } else if (local) {
-        CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDeviceToDevice, to_stream),
-                           describe(t, es, streams.device(r.from), streams.device(r.to)));
-      } else {
-        // With peer access and unified addressing a plain copy between devices runs on the copy
-        // engines over the link, like cudaMemcpyPeerAsync, and unlike it may be graph-captured.
-        CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDefault, to_stream),
-                           describe(t, es, streams.device(r.from), streams.device(r.to)));
-      }
+      // With peer access and unified addressing a plain copy between devices runs on the copy
+      // engines over the link, like cudaMemcpyPeerAsync, and unlike it may be graph-captured.
+      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(r.dst, r.src, r.bytes, placed[i].remote ? cudaMemcpyDefault : cudaMemcpyDeviceToDevice,
+                                         stream),
+                         describe(t, es, streams.device(r.from), streams.device(r.to)));
     }
-    if (awaited[i]) finished[i] = streams.record(part, to_stream);
+    if (awaited[i]) finished[i] = streams.record(part, stream);
   }
 }
 

@@ -88,19 +88,33 @@ bool capturing(const Impl& a, const Impl& b) {
 
 // The transport of one operation. Under graph capture `automatic` avoids NCCL (see
 // transport.hpp), and a forced NCCL is refused.
+// Whether a stream is being captured is asked only where the answer matters (NCCL), as it costs
+// one CUDA call per stream.
 Transport choose(Collective kind, std::size_t bytes, const CommOptions& options,
-                 const std::vector<std::pair<int, int>>& links, bool captured, const char* where) {
-  if (options.transport == Transport::peer && !peer_capable(links))
+                 const std::vector<std::pair<int, int>>& links, const Impl& src, const Impl& dst, const char* where) {
+  const Transport forced = options.transport;
+  if ((forced == Transport::peer || forced == Transport::peer_kernel) && !peer_capable(links))
     throw InvalidArgument(where, "options.transport",
-                          "peer was asked for, but two of the devices have no peer access; use host_staging or nccl");
-  if (options.transport == Transport::nccl && captured)
+                          std::string(to_string(forced)) +
+                              " was asked for, but two of the devices have no peer access; use host_staging or nccl");
+  if ((forced == Transport::nccl || forced == Transport::peer_kernel) && capturing(src, dst))
     throw InvalidArgument(where, "options.transport",
-                          "cush does not capture NCCL operations into graphs; use peer or host_staging");
-  if (options.transport != Transport::automatic) return options.transport;
+                          std::string("cush does not capture ") + to_string(forced) +
+                              " operations into graphs; use peer or host_staging");
+  if (forced != Transport::automatic) return forced;
   if (links.empty()) return Transport::peer;  // copies within devices only
   Transport t = TransportTable::current().pick(kind, bytes);
-  if (t == Transport::nccl && captured) t = Transport::peer;
-  return t == Transport::peer && !peer_capable(links) ? Transport::host_staging : t;
+  if ((t == Transport::nccl || t == Transport::peer_kernel) && capturing(src, dst)) t = Transport::peer;
+  return (t == Transport::peer || t == Transport::peer_kernel) && !peer_capable(links) ? Transport::host_staging : t;
+}
+
+// peer_kernel needs peer access between every two participants (their flags), not only where
+// data moves.
+bool all_pairs_capable(const std::vector<int>& ids) {
+  for (int a : ids)
+    for (int b : ids)
+      if (a != b && !can_access(a, b)) return false;
+  return true;
 }
 
 void enable_peers(const std::vector<std::pair<int, int>>& links) {
@@ -123,11 +137,31 @@ std::shared_ptr<Communicator> communicator(Impl& src, Impl& dst, const OpStreams
   return comm;
 }
 
-// Runs `list` from `src` to `dst` (which may be the same plan) over `transport`.
+void hold(Impl& plan, const std::shared_ptr<PeerGroup>& group) {
+  if (std::find(plan.peer_groups.begin(), plan.peer_groups.end(), group) == plan.peer_groups.end())
+    plan.peer_groups.push_back(group);
+}
+
+// Runs `list` from `src` to `dst` (which may be the same plan) over `transport`. A list that
+// peer_kernel cannot take runs on peer.
 void run(const TransferList& list, Impl& src, Impl& dst, Transport transport,
          const std::vector<std::pair<int, int>>& links, ElementType type = ElementType::uint8,
          ReduceOp op = ReduceOp::sum) {
   OpStreams streams(src.endpoint(), dst.endpoint());
+  if (transport == Transport::peer_kernel) {
+    std::vector<int> ids = streams.devices();
+    if (peer_kernel_fits(list, streams) && all_pairs_capable(ids)) {
+      std::vector<cudaStream_t> work;
+      for (std::size_t k = 0; k < streams.size(); ++k) work.push_back(streams.work(k));
+      const std::shared_ptr<PeerGroup> group = PeerGroup::of(ids, work);
+      hold(src, group);
+      hold(dst, group);
+      execute_peer_kernel(list, src.element_size, src.endpoint(), dst.endpoint(), streams, *group);
+      streams.finish();
+      return;
+    }
+    transport = Transport::peer;
+  }
   if (transport == Transport::nccl) {
     const std::shared_ptr<Communicator> comm = communicator(src, dst, streams);
     execute_nccl(list, src.element_size, src.endpoint(), dst.endpoint(), *comm, streams);
@@ -199,7 +233,7 @@ void copy_plans(const PlanBase& src_plan, PlanBase& dst_plan, Range part, std::s
   }
   const TransferList list = copy_transfers(src.layout, src.devices.ids(), dst.layout, dst.devices.ids(), part, roots);
   const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-  const Transport transport = choose(kind, message_bytes(list, src, dst), options, links, capturing(src, dst), where);
+  const Transport transport = choose(kind, message_bytes(list, src, dst), options, links, src, dst, where);
   if (transport == Transport::nccl && kind == Collective::all_gather && nccl_all_gather_fits(src, dst, part)) {
     OpStreams streams(src.endpoint(), dst.endpoint());
     const std::shared_ptr<Communicator> comm = communicator(src, dst, streams);
@@ -226,7 +260,7 @@ void copy_segment(const PlanBase& src_plan, std::size_t src_pos, PlanBase& dst_p
   const TransferList list{Transfer{Location{static_cast<int>(src_pos), 0}, Location{static_cast<int>(dst_pos), 0},
                                    count, -1, false}};
   const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-  run(list, src, dst, choose(Collective::copy, count * src.element_size, options, links, capturing(src, dst), where),
+  run(list, src, dst, choose(Collective::copy, count * src.element_size, options, links, src, dst, where),
       links);
 }
 
@@ -241,7 +275,7 @@ void all_to_all_plans(const PlanBase& src_plan, PlanBase& dst_plan, std::span<co
     const TransferList list = all_to_all_transfers(src.layout, dst.layout, counts.empty() ? derived : counts);
     const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
     run(list, src, dst,
-        choose(Collective::all_to_all, message_bytes(list, src, dst), options, links, capturing(src, dst), where),
+        choose(Collective::all_to_all, message_bytes(list, src, dst), options, links, src, dst, where),
         links);
   } catch (const InvalidArgument& e) {
     if (e.where() == where) throw;
@@ -258,7 +292,7 @@ void broadcast_plan(PlanBase& plan_base, std::size_t root, const CommOptions& op
   const TransferList list = device_broadcast_transfers(plan.layout, root, Range{0, n}, split);
   const std::vector<std::pair<int, int>> links = links_used(list, plan, plan);
   const Transport transport =
-      choose(Collective::broadcast, n * plan.element_size, options, links, capturing(plan, plan), where);
+      choose(Collective::broadcast, n * plan.element_size, options, links, plan, plan, where);
   if (transport == Transport::nccl && plan.devices.size() > 1) {
     OpStreams streams(plan.endpoint(), plan.endpoint());
     const std::shared_ptr<Communicator> comm = communicator(plan, plan, streams);
@@ -276,15 +310,16 @@ void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType ty
   if (!all) check_root(root, plan.devices.size(), where);
   if (size_of(type) != plan.element_size)
     throw InvalidArgument(where, "type", std::string(to_string(type)) + " does not match the plan's element size");
+  if (plan.devices.size() == 1) return;  // one replica is its own reduction
   const std::size_t n = plan.layout.size();
   const std::size_t granularity = std::max<std::size_t>(1, all_reduce_alignment / plan.element_size);
+  // The list also names the links, which decide whether peer access is possible.
   const TransferList list = all ? all_reduce_transfers(plan.layout, Range{0, n}, granularity)
                                 : reduce_transfers(plan.layout, root, Range{0, n});
-  if (plan.devices.size() == 1) return;  // one replica is its own reduction
   const std::vector<std::pair<int, int>> links = links_used(list, plan, plan);
   const Transport transport =
       choose(all ? Collective::all_reduce : Collective::reduce, n * plan.element_size, options, links,
-             capturing(plan, plan), where);
+             plan, plan, where);
   if (transport == Transport::nccl) {
     OpStreams streams(plan.endpoint(), plan.endpoint());
     const std::shared_ptr<Communicator> comm = communicator(plan, plan, streams);

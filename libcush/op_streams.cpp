@@ -20,7 +20,7 @@ OpStreams::OpStreams(const Endpoint& src, const Endpoint& dst) {
         part.others.push_back(s);
       return k;
     }
-    parts_.push_back(Part{id, e.streams[pos], {}, e.lanes, pos, 0, false});
+    parts_.push_back(Part{id, e.streams[pos], {}, e.lanes, pos, 0, false, nullptr});
     return parts_.size() - 1;
   };
   for (std::size_t pos = 0; pos < dst.ids.size(); ++pos) dst_part_.push_back(add(dst, pos));
@@ -69,8 +69,12 @@ cudaStream_t OpStreams::aux(std::size_t part) {
 
 void OpStreams::order(std::size_t waiter, std::size_t on) {
   if (waiter == on) return;
-  const cudaEvent_t e = record(on, parts_.at(on).work);
-  CUSH_CUDA_CHECK(cudaStreamWaitEvent(parts_[waiter].work, e, 0));
+  const std::pair<std::size_t, std::size_t> o{waiter, on};
+  if (std::find(ordered_.begin(), ordered_.end(), o) != ordered_.end()) return;
+  ordered_.push_back(o);
+  Part& p = parts_.at(on);
+  if (p.start == nullptr) p.start = record(on, p.work);
+  CUSH_CUDA_CHECK(cudaStreamWaitEvent(parts_.at(waiter).work, p.start, 0));
 }
 
 void OpStreams::after_done(std::size_t waiter, std::size_t on) {

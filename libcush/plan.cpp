@@ -57,6 +57,7 @@ PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, c
     impl->stream_handles.push_back(impl->streams.back().get());
     impl->buffers.emplace_back(impl->devices[pos], impl->layout.capacity(pos) * element_size);
     impl->data.push_back(impl->buffers.back().data());
+    detail::preload_peer_kernel(impl->devices[pos]);
   }
   impl_ = std::move(impl);
 }

@@ -8,6 +8,7 @@
 #include "cush/detail/device_executor.hpp"
 #include "cush/detail/executor.hpp"
 #include "cush/detail/op_streams.hpp"
+#include "cush/detail/peer_kernel.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/host_memory.hpp"
 #include "cush/plan.hpp"
@@ -26,9 +27,11 @@ struct PlanBase::Impl {
   // Destroyed in reverse order: streams finish first, then buffers are freed, then host
   // registrations released.
   std::vector<HostRegistration> pinned_hosts;
-  // NCCL communicators this plan's operations used (shared with the other plans of those
-  // operations), and the pinned slots of the host_staging transport into this plan.
+  // NCCL communicators and peer_kernel groups this plan's operations used (shared with the
+  // other plans of those operations), and the pinned slots of the host_staging transport into
+  // this plan.
   std::vector<std::shared_ptr<detail::Communicator>> communicators;
+  std::vector<std::shared_ptr<detail::PeerGroup>> peer_groups;
   std::unique_ptr<detail::StagingSlots> staging;
   std::vector<DeviceBuffer> buffers;
   detail::Lanes lanes;

@@ -12,7 +12,7 @@
 namespace cush {
 
 namespace {
-constexpr std::array<const char*, 4> transport_names{"automatic", "peer", "nccl", "host_staging"};
+constexpr std::array<const char*, 5> transport_names{"automatic", "peer", "nccl", "host_staging", "peer_kernel"};
 constexpr std::array<const char*, collective_count> collective_names{
     "copy", "broadcast", "scatter", "gather", "all_gather", "all_to_all", "reduce", "all_reduce"};
 }  // namespace
@@ -24,7 +24,7 @@ Transport parse_transport(std::string_view name) {
   for (std::size_t i = 0; i < transport_names.size(); ++i)
     if (name == transport_names[i]) return static_cast<Transport>(i);
   throw InvalidArgument("cush::parse_transport", "name",
-                        "'" + std::string(name) + "' is not one of automatic, peer, nccl, host_staging");
+                        "'" + std::string(name) + "' is not one of automatic, peer, nccl, host_staging, peer_kernel");
 }
 
 Collective parse_collective(std::string_view name) {
@@ -37,9 +37,18 @@ TransportTable TransportTable::defaults() {
   // Measured on 2 x H200 (NVLink), docs/results/device_ops.md: copy engines beat NCCL for the
   // data movements from 16 MiB up and are within a few µs below; NCCL's reduction kernels are
   // faster until the peer-read reduction's bandwidth wins (reduce from 16 MiB, all-reduce from
-  // 128 MiB per GPU).
+  // 128 MiB per GPU). Where every device sends (all-to-all, all-gather) and for scatter, the
+  // peer_kernel's in-kernel handshake beats the cross-device events of the copy engines (about
+  // 10-15 µs against 19-21 µs) and NCCL as well, measured up to 512 KiB received per device (the
+  // table's byte counts), so it is used below 1 MiB; for one-way copies,
+  // broadcast and gather the two are within the run-to-run noise, and the copy engines, which
+  // leave the SMs to the application, keep them.
   TransportTable t;
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
+  for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
+    t.set(c, 0, Transport::peer_kernel);
+    t.set(c, std::size_t{1} << 20, Transport::peer);
+  }
   t.set(Collective::reduce, 0, Transport::nccl);
   t.set(Collective::reduce, std::size_t{16} << 20, Transport::peer);
   t.set(Collective::all_reduce, 0, Transport::nccl);

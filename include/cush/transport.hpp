@@ -2,22 +2,30 @@
 /// @file transport.hpp
 /// @brief How bytes move between GPUs, and how cush picks the way for each operation.
 ///
-/// Three transports execute the GPU<->GPU operations of device_ops.hpp:
-/// - `peer`: copy engines over peer links (cudaMemcpyPeerAsync with peer access enabled);
-///   reductions read the peer's memory from a kernel. Fastest for most sizes on NVLink.
+/// Four transports execute the GPU<->GPU operations of device_ops.hpp:
+/// - `peer`: copy engines over peer links (peer access enabled), each copy pushed by the
+///   source's stream; reductions read the peer's memory from a kernel. Fastest for large
+///   messages on NVLink.
+/// - `peer_kernel`: one cush kernel per device stores its pieces over the peer links, and the
+///   devices order themselves through flags in each other's memory rather than cross-device
+///   events: the fewest host calls, for small messages. Data movements only; reductions, and
+///   lists this kernel cannot take (pieces that must follow others, more than 16 pieces leaving
+///   one device, more than 16 devices), run on `peer`. While its kernels wait for the other
+///   devices they spin on the GPU, as NCCL's do.
 /// - `nccl`: NCCL collectives and grouped send/receive on one communicator per device set,
 ///   created on first use and kept while a plan holds it.
 /// - `host_staging`: device -> pinned host buffer -> device, pipelined in chunks; for GPUs that
 ///   cannot reach each other, or to keep peer links free.
 ///
 /// `automatic` (the default) asks a TransportTable per operation and message size, then falls
-/// back to `host_staging` where the table says `peer` but two of the devices have no peer access.
+/// back to `host_staging` where the table says `peer` or `peer_kernel` but two of the devices
+/// have no peer access.
 ///
-/// CUDA graph capture: every transport enqueues only stream-ordered work (copies, kernels, event
-/// records and waits, NCCL calls), so each can be captured; cush never synchronizes the host
-/// inside an operation. The first NCCL operation on a device set creates its communicator, which
-/// must not happen during capture: run one NCCL operation before capturing (tested for `peer`
-/// and `host_staging`, see docs/device_ops.md).
+/// CUDA graph capture: `peer` and `host_staging` enqueue only copies, kernels and event records
+/// and waits, and may be captured (tested, see docs/device_ops.md). `nccl` and `peer_kernel` may
+/// not: cush refuses them while a plan's stream is being captured, and `automatic` then picks
+/// `peer` instead (a replayed peer_kernel would reuse its epochs). cush never synchronizes the
+/// host inside an operation.
 
 #include <array>
 #include <cstddef>
@@ -28,7 +36,7 @@
 namespace cush {
 
 /// @brief The way an operation moves bytes between GPUs.
-enum class Transport { automatic, peer, nccl, host_staging };
+enum class Transport { automatic, peer, nccl, host_staging, peer_kernel };
 
 /// @brief The GPU<->GPU operations, as the transport table names them.
 enum class Collective { copy, broadcast, scatter, gather, all_gather, all_to_all, reduce, all_reduce };

@@ -99,7 +99,9 @@ class DeviceOps : public ::testing::TestWithParam<Transport> {
     CUSH_REQUIRE_GPUS(1);
     // NCCL communicators live as long as a plan that used them. Plans that hold one for every
     // device order keep the tests from creating a communicator per plan (each takes a while).
-    if (GetParam() == Transport::host_staging || GetParam() == Transport::peer || !keepers().empty()) return;
+    if (GetParam() == Transport::host_staging || GetParam() == Transport::peer ||
+        GetParam() == Transport::peer_kernel || !keepers().empty())
+      return;
     for (const auto& order : cush_test::device_orders()) {
       keepers().push_back(std::make_unique<Plan<float>>(DeviceSet(order), 1, Distribution::replicated()));
       cush::broadcast(*keepers().back(), 0, CommOptions{Transport::nccl});
@@ -378,11 +380,21 @@ TEST_P(DeviceOps, OperationsWaitForEarlierKernelsAndReturnAtOnce) {
   src.for_each([](cush::Segment<float> s) { cush_test::affine(s.data(), s.size(), 0.0f, -1.0f, s.stream()); });
   const std::vector<float> again = gathered(dst);
   for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(again[k], 4.0f) << k;
+  // The copy also starts after the destination's earlier work (peer copies are pushed from the
+  // source's stream): a slow kernel there, then one that writes the destination, must both be
+  // done before the copy lands, or their 7s would remain.
+  dst.for_each([](cush::Segment<float> s) {
+    cush_test::spin(s.stream(), 100);
+    cush_test::affine(s.data(), s.size(), 0.0f, 7.0f, s.stream());
+  });
+  cush::copy(src, dst, options());
+  const std::vector<float> last = gathered(dst);
+  for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(last[k], -1.0f) << k;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, DeviceOps,
                          ::testing::Values(Transport::automatic, Transport::peer, Transport::nccl,
-                                           Transport::host_staging),
+                                           Transport::host_staging, Transport::peer_kernel),
                          [](const ::testing::TestParamInfo<Transport>& info) {
                            return std::string(cush::to_string(info.param));
                          });
@@ -457,4 +469,53 @@ TEST(DeviceOpsGraph, PeerAndStagedOperationsCanBeCapturedAndReplayed) {
     CUSH_CUDA_CHECK(cudaGraphExecDestroy(exec));
     CUSH_CUDA_CHECK(cudaGraphDestroy(graph));
   }
+}
+
+TEST(DeviceOpsGraph, NcclAndPeerKernelAreRefusedUnderCaptureAndAutomaticFallsBackToPeer) {
+  CUSH_REQUIRE_GPUS(2);
+  const std::size_t n = 4099;
+  Plan<float> src(DeviceSet{0, 1}, n);
+  Plan<float> dst(DeviceSet{1, 0}, n);
+  const std::vector<float> x = random_vector<float>(n);
+  src.scatter(x.data());
+  cush::copy(src, dst, CommOptions{Transport::peer});  // enables peer access outside the capture
+  dst.wait();
+  // A table that picks peer_kernel for every size: under capture, automatic must take peer.
+  const cush::TransportTable saved = cush::TransportTable::current();
+  cush::TransportTable kernel_only;
+  for (std::size_t c = 0; c < cush::collective_count; ++c)
+    kernel_only.set(static_cast<cush::Collective>(c), 0, Transport::peer_kernel);
+  cush::TransportTable::set_current(kernel_only);
+  cudaStream_t s0 = dst.stream(0);  // device 1
+  cush::Event fork(1);
+  std::vector<cush::Event> joins;
+  joins.reserve(3);
+  cudaGraph_t graph = nullptr;
+  {
+    cush::DeviceGuard guard(1);
+    CUSH_CUDA_CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed));
+    fork.record(s0);
+    // Every stream the copy touches joins the capture.
+    for (cudaStream_t s : {src.stream(0), src.stream(1), dst.stream(1)}) fork.wait_in(s);
+    EXPECT_THROW(cush::copy(src, dst, CommOptions{Transport::nccl}), cush::InvalidArgument);
+    EXPECT_THROW(cush::copy(src, dst, CommOptions{Transport::peer_kernel}), cush::InvalidArgument);
+    cush::copy(src, dst);  // automatic
+    for (auto [s, device] : {std::pair{src.stream(0), 0}, std::pair{src.stream(1), 1}, std::pair{dst.stream(1), 0}}) {
+      joins.emplace_back(device);
+      joins.back().record(s);
+      joins.back().wait_in(s0);
+    }
+    CUSH_CUDA_CHECK(cudaStreamEndCapture(s0, &graph));
+  }
+  cush::TransportTable::set_current(saved);
+  cudaGraphExec_t exec = nullptr;
+  CUSH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  {
+    cush::DeviceGuard guard(1);
+    CUSH_CUDA_CHECK(cudaGraphLaunch(exec, s0));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(s0));
+  }
+  EXPECT_EQ(gathered(dst), x);
+  CUSH_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUSH_CUDA_CHECK(cudaGraphDestroy(graph));
 }

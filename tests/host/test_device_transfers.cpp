@@ -377,6 +377,17 @@ TEST(TransportTable, DefaultsNameATransportForEveryOperation) {
   for (std::size_t c = 0; c < cush::collective_count; ++c)
     for (std::size_t bytes : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 30})
       EXPECT_NE(d.pick(static_cast<Collective>(c), bytes), Transport::automatic);
+  // Small messages where every device sends go through the peer kernel, large ones over the
+  // copy engines; reductions never use the peer kernel (it cannot combine).
+  for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
+    EXPECT_EQ(d.pick(c, 4096), Transport::peer_kernel) << cush::to_string(c);
+    EXPECT_EQ(d.pick(c, (std::size_t{1} << 20) - 1), Transport::peer_kernel) << cush::to_string(c);
+    EXPECT_EQ(d.pick(c, std::size_t{1} << 20), Transport::peer) << cush::to_string(c);
+  }
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 30}) {
+    EXPECT_NE(d.pick(Collective::reduce, bytes), Transport::peer_kernel);
+    EXPECT_NE(d.pick(Collective::all_reduce, bytes), Transport::peer_kernel);
+  }
 }
 
 TEST(TransportTable, TextRoundTripsThroughAFile) {
@@ -406,6 +417,9 @@ TEST(TransportTable, ParseNamesTheBadLine) {
   EXPECT_NE(message("copy 0 peer extra").find("expected"), std::string::npos);
   EXPECT_EQ(cush::TransportTable::parse("all_reduce 0 peer # comment\n\n").pick(Collective::all_reduce, 5), Transport::peer);
   EXPECT_EQ(cush::parse_transport("host_staging"), Transport::host_staging);
+  EXPECT_EQ(cush::parse_transport("peer_kernel"), Transport::peer_kernel);
+  EXPECT_STREQ(cush::to_string(Transport::peer_kernel), "peer_kernel");
+  EXPECT_THROW((void)cush::parse_transport("kernel"), cush::InvalidArgument);
   EXPECT_STREQ(cush::to_string(Collective::all_to_all), "all_to_all");
 }
 

@@ -43,7 +43,9 @@ class OpStreams {
   cudaEvent_t event(std::size_t part);
   /// Records a fresh event in `stream` of participant `part` and returns it.
   cudaEvent_t record(std::size_t part, cudaStream_t stream);
-  /// Makes `waiter`'s working stream wait for everything enqueued so far on `on`'s.
+  /// Makes `waiter`'s working stream wait for the start of `on`'s: everything enqueued on it
+  /// before the first call with this `on` (one event per `on`, one wait per pair). Call it
+  /// before enqueuing the operation's own work on `on`.
   void order(std::size_t waiter, std::size_t on);
   /// Joins the auxiliary streams, applies the cross-device orderings asked for with
   /// after_done(), and orders both plans' streams after the working streams.
@@ -61,11 +63,13 @@ class OpStreams {
     std::size_t pos = 0;  // position in the lanes' plan
     std::size_t next_event = 0;
     bool aux_used = false;
+    cudaEvent_t start = nullptr;  // recorded at the first order() on this participant
   };
   std::vector<Part> parts_;
   std::vector<std::size_t> src_part_;
   std::vector<std::size_t> dst_part_;
   std::vector<std::pair<std::size_t, std::size_t>> joins_;
+  std::vector<std::pair<std::size_t, std::size_t>> ordered_;
 };
 
 }  // namespace cush::detail
