@@ -14,7 +14,8 @@
 //   impl  raw_peer    cudaMemcpyPeerAsync loop, one stream per GPU, issued on the source's stream
 //         raw_nccl    direct NCCL calls (collective, or grouped send/receive as nccl-tests does)
 //         cush        cush, transport chosen automatically
-//         cush_peer / cush_nccl / cush_staged   cush with the transport forced
+//         cush_peer / cush_nccl / cush_staged / cush_kernel   cush with the transport forced
+//                     (cush_kernel: peer_kernel)
 //   bytes the per-GPU buffer size of nccl-tests: the buffer each GPU sends from or receives
 //         into (for scatter, gather and all_gather: the whole p-piece buffer)
 // Counters: op_us = time of one operation (each timed interval runs a batch of them),
@@ -105,9 +106,9 @@ const char* name(Op op) {
                                 "all_gather", "all_to_all", "reduce", "all_reduce"};
   return names[static_cast<int>(op)];
 }
-enum class Impl { raw_peer, raw_nccl, cush, cush_peer, cush_nccl, cush_staged };
+enum class Impl { raw_peer, raw_nccl, cush, cush_peer, cush_nccl, cush_staged, cush_kernel };
 const char* name(Impl i) {
-  static const char* names[] = {"raw_peer", "raw_nccl", "cush", "cush_peer", "cush_nccl", "cush_staged"};
+  static const char* names[] = {"raw_peer", "raw_nccl", "cush", "cush_peer", "cush_nccl", "cush_staged", "cush_kernel"};
   return names[static_cast<int>(i)];
 }
 cush::CommOptions options(Impl i) {
@@ -115,6 +116,7 @@ cush::CommOptions options(Impl i) {
     case Impl::cush_peer: return {cush::Transport::peer};
     case Impl::cush_nccl: return {cush::Transport::nccl};
     case Impl::cush_staged: return {cush::Transport::host_staging};
+    case Impl::cush_kernel: return {cush::Transport::peer_kernel};
     default: return {cush::Transport::automatic};
   }
 }
@@ -359,13 +361,13 @@ void register_all() {
     return;
   }
   const std::vector<std::pair<Op, std::vector<Impl>>> table{
-      {Op::copy, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl, Impl::cush_staged}},
-      {Op::exchange, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl}},
-      {Op::broadcast, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
-      {Op::scatter, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl}},
-      {Op::gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_nccl}},
-      {Op::all_gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
-      {Op::all_to_all, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
+      {Op::copy, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl, Impl::cush_staged}},
+      {Op::exchange, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::broadcast, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::scatter, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::all_gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::all_to_all, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl, Impl::cush_staged}},
       {Op::reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
       {Op::all_reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
   };

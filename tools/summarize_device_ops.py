@@ -9,7 +9,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-ORDER = ["raw_peer", "raw_nccl", "cush", "cush_peer", "cush_nccl", "cush_staged"]
+ORDER = ["raw_peer", "raw_nccl", "cush", "cush_peer", "cush_kernel", "cush_nccl", "cush_staged"]
 
 
 def size_bytes(label):
