@@ -11,6 +11,7 @@
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
+#   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 300)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0
@@ -39,7 +40,7 @@ if has build; then
 fi
 
 if has test; then
-  (cd "$build" && timeout 900 ctest -j 8 --output-on-failure --timeout 600 -R "${CUSH_CTEST_REGEX:-.}") >"$OUT/ctest.log" 2>&1
+  (cd "$build" && timeout 900 ctest -j 8 --output-on-failure --timeout "${CUSH_TEST_TIMEOUT:-300}" -R "${CUSH_CTEST_REGEX:-.}") >"$OUT/ctest.log" 2>&1
   rc=$?
   note "ctest (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest.log")"
   note "   skipped: $(grep -c '(Skipped)' "$OUT/ctest.log"), failed: $(grep -cE '\(Failed\)|\(Timeout\)|Exception' "$OUT/ctest.log")"
@@ -48,7 +49,7 @@ fi
 
 if has test1; then
   # The same suite on a host with one GPU: 2-GPU tests must skip, the rest pass.
-  (cd "$build" && CUDA_VISIBLE_DEVICES=0 timeout 600 ctest -j 8 --output-on-failure --timeout 600) >"$OUT/ctest_1gpu.log" 2>&1
+  (cd "$build" && CUDA_VISIBLE_DEVICES=0 timeout 600 ctest -j 8 --output-on-failure --timeout "${CUSH_TEST_TIMEOUT:-300}") >"$OUT/ctest_1gpu.log" 2>&1
   rc=$?
   note "ctest, 1 GPU visible (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest_1gpu.log"), skipped: $(grep -c '(Skipped)' "$OUT/ctest_1gpu.log")"
   grep -E '\(Failed\)|\(Timeout\)' "$OUT/ctest_1gpu.log" | head -20 | tee -a "$summary"
@@ -64,7 +65,7 @@ if has sanitize; then
   : >"$OUT/sanitizer.log"
   for t in "$build"/tests/test_*_gpu; do
     echo "=== $t" >>"$OUT/sanitizer.log"
-    GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout 600 compute-sanitizer --tool memcheck --leak-check full \
+    GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout 600 compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
       --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
     rc=$?
     note "memcheck $(basename "$t"): rc $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"
