@@ -12,6 +12,7 @@
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 #   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 300)
+#   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0
@@ -65,7 +66,7 @@ if has sanitize; then
   : >"$OUT/sanitizer.log"
   for t in "$build"/tests/test_*_gpu; do
     echo "=== $t" >>"$OUT/sanitizer.log"
-    GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout 600 compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
+    GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout "${CUSH_SANITIZE_TIMEOUT:-600}" compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
       --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
     rc=$?
     note "memcheck $(basename "$t"): rc $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"
