@@ -66,6 +66,9 @@ if has sanitize; then
   : >"$OUT/sanitizer.log"
   for t in "$build"/tests/test_*_gpu; do
     echo "=== $t" >>"$OUT/sanitizer.log"
+    if ! "$t" --gtest_filter="${CUSH_SANITIZE_FILTER:-*}" --gtest_list_tests | grep -q '^  '; then
+      note "memcheck $(basename "$t"): no test matches the filter"; continue
+    fi
     GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout "${CUSH_SANITIZE_TIMEOUT:-600}" compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
       --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
     rc=$?
