@@ -113,6 +113,7 @@ Communicator::Communicator(std::span<const int> devices) : devices_(devices.begi
   comms_.assign(devices_.size(), nullptr);
   CUSH_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data()));
   for (int d : devices_) last_.emplace_back(d);
+  last_stream_.assign(devices_.size(), nullptr);
 }
 
 Communicator::~Communicator() {
@@ -130,6 +131,7 @@ std::size_t Communicator::rank_of(int device) const {
 }
 
 void Communicator::begin(std::size_t rank, cudaStream_t stream) const {
+  if (last_stream_.at(rank) == stream) return;
   DeviceGuard guard(devices_.at(rank));
   last_.at(rank).wait_in(stream);
 }
@@ -137,6 +139,7 @@ void Communicator::begin(std::size_t rank, cudaStream_t stream) const {
 void Communicator::end(std::size_t rank, cudaStream_t stream) const {
   DeviceGuard guard(devices_.at(rank));
   last_.at(rank).record(stream);
+  last_stream_.at(rank) = stream;
 }
 
 void execute_nccl(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,

@@ -384,6 +384,10 @@ TEST(TransportTable, DefaultsNameATransportForEveryOperation) {
     EXPECT_EQ(d.pick(c, (std::size_t{1} << 20) - 1), Transport::peer_kernel) << cush::to_string(c);
     EXPECT_EQ(d.pick(c, std::size_t{1} << 20), Transport::peer) << cush::to_string(c);
   }
+  EXPECT_EQ(d.pick(Collective::reduce, 4096), Transport::peer);
+  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{1} << 20), Transport::nccl);
+  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{16} << 20), Transport::peer);
+  EXPECT_EQ(d.pick(Collective::all_reduce, 4096), Transport::nccl);
   for (std::size_t bytes : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 30}) {
     EXPECT_NE(d.pick(Collective::reduce, bytes), Transport::peer_kernel);
     EXPECT_NE(d.pick(Collective::all_reduce, bytes), Transport::peer_kernel);

@@ -34,7 +34,8 @@ class Communicator {
   [[nodiscard]] std::size_t rank_of(int device) const;
 
   /// Operations on one communicator must run in the same order on every rank, even when they
-  /// come from different plans' streams: each waits for the previous one on its rank.
+  /// come from different plans' streams: each waits for the previous one on its rank (unless
+  /// it runs on the same stream, which orders them already).
   void begin(std::size_t rank, cudaStream_t stream) const;
   void end(std::size_t rank, cudaStream_t stream) const;
 
@@ -42,6 +43,7 @@ class Communicator {
   std::vector<int> devices_;
   std::vector<ncclComm*> comms_;
   std::vector<Event> last_;
+  mutable std::vector<cudaStream_t> last_stream_;  // where last_ was recorded
 };
 
 /// Grouped send/receive for each copy of `list` (local ones as device copies); transfers that
