@@ -37,8 +37,7 @@ TransportTable TransportTable::defaults() {
   // Measured on 2 x H200 (NVLink), docs/results/device_ops.md: copy engines beat NCCL for the
   // data movements from 16 MiB up and are within a few µs below; NCCL's reduction kernels are
   // faster until the peer-read reduction's bandwidth wins (reduce from 16 MiB, all-reduce from
-  // 128 MiB per GPU), except for a reduce below 1 MiB, where the one peer-read kernel on the
-  // root (about 10 µs) beats NCCL's (15-18 µs). Where every device sends (all-to-all, all-gather) and for scatter, the
+  // 128 MiB per GPU). Where every device sends (all-to-all, all-gather) and for scatter, the
   // peer_kernel's in-kernel handshake beats the cross-device events of the copy engines (about
   // 10-15 µs against 19-21 µs) and NCCL as well, measured up to 512 KiB received per device (the
   // table's byte counts), so it is used below 1 MiB; for one-way copies,
@@ -50,7 +49,7 @@ TransportTable TransportTable::defaults() {
     t.set(c, 0, Transport::peer_kernel);
     t.set(c, std::size_t{1} << 20, Transport::peer);
   }
-  t.set(Collective::reduce, std::size_t{1} << 20, Transport::nccl);
+  t.set(Collective::reduce, 0, Transport::nccl);
   t.set(Collective::reduce, std::size_t{16} << 20, Transport::peer);
   t.set(Collective::all_reduce, 0, Transport::nccl);
   t.set(Collective::all_reduce, std::size_t{128} << 20, Transport::peer);
