@@ -39,7 +39,7 @@ TransportTable TransportTable::defaults() {
   // faster until the peer-read reduction's bandwidth wins (reduce from 16 MiB, all-reduce from
   // 128 MiB per GPU). Where every device sends (all-to-all, all-gather) and for scatter, the
   // peer_kernel's in-kernel handshake beats the cross-device events of the copy engines (about
-  // 10-15 µs against 19-21 µs) and NCCL as well, measured up to 512 KiB received per device (the
+  // 11-17 µs against 20-33 µs) and NCCL as well, measured up to 512 KiB received per device (the
   // table's byte counts), so it is used below 1 MiB; for one-way copies,
   // broadcast and gather the two are within the run-to-run noise, and the copy engines, which
   // leave the SMs to the application, keep them.
