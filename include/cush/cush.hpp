@@ -9,6 +9,8 @@
 #include "cush/device_transfers.hpp"
 #include "cush/distribution.hpp"
 #include "cush/error.hpp"
+#include "cush/grid.hpp"
+#include "cush/halo.hpp"
 #include "cush/host_memory.hpp"
 #include "cush/layout.hpp"
 #include "cush/plan.hpp"

@@ -1,0 +1,102 @@
+#pragma once
+/// @file grid.hpp
+/// @brief A structured 1D/2D/3D grid split into blocks, one per device, with ghost layers.
+/// Pure host code: which cells each block owns, who its neighbours are, and which cells a
+/// stencil may update before the halo exchange is done.
+///
+/// Axes are x, y, z with x fastest in memory. A block's cells are addressed in its *local*
+/// coordinates, which start at 0 at its first owned cell: ghost cells have local coordinates
+/// in [-h, 0) and [n, n + h) along an axis with halo depth h. A block's buffer holds its owned
+/// cells and the ghost layers of every axis, (n_x + 2h_x)(n_y + 2h_y)(n_z + 2h_z) cells, x fastest.
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+namespace cush {
+
+/// @brief Three sizes or counts, one per axis (x, y, z).
+using Extent3 = std::array<std::size_t, 3>;
+
+/// @brief A box of cells: its lowest corner and its size along each axis.
+struct Box {
+  std::array<std::ptrdiff_t, 3> lo{};
+  Extent3 size{};
+  [[nodiscard]] std::size_t volume() const noexcept { return size[0] * size[1] * size[2]; }
+  [[nodiscard]] bool empty() const noexcept { return volume() == 0; }
+  [[nodiscard]] bool contains(const std::array<std::ptrdiff_t, 3>& p) const noexcept;
+  friend bool operator==(const Box&, const Box&) = default;
+};
+
+/// @brief How a grid is split and what ghost layers it keeps.
+struct GridOptions {
+  /// Periodic boundaries per axis: the last cell's neighbour is the first.
+  std::array<bool, 3> periodic{false, false, false};
+  /// Ghost layers on each side along every axis of the grid (depth k >= 1; deep halos trade
+  /// memory and larger messages for fewer exchanges).
+  std::size_t halo = 1;
+  /// Blocks per axis; all zero: chosen by choose_process_grid().
+  Extent3 blocks{0, 0, 0};
+};
+
+/// @brief The blocks per axis for `count` blocks of a grid of `extent` cells with `dims` axes:
+/// the factorization whose largest block has the smallest surface (near-cubic blocks), ties
+/// broken towards larger blocks along x, then y (x is contiguous in memory). No block is empty,
+/// and along a split axis no block is thinner than `min_thickness`. Throws InvalidArgument if
+/// no factorization fits.
+[[nodiscard]] Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_t dims,
+                                          std::size_t min_thickness = 1);
+
+/// @brief A grid of `extent` cells (axes beyond `dims` have extent 1) split into blocks along a
+/// process grid; block b has coordinates (b mod B_x, (b / B_x) mod B_y, b / (B_x B_y)). The cells
+/// of an axis are split as evenly as possible: the first (n mod B) blocks get one cell more.
+class Decomposition {
+ public:
+  /// @param extent cells along x, y, z (the axes from `dims` on must be 1)
+  /// @param dims   1, 2 or 3
+  /// @param count  number of blocks (devices)
+  /// Throws InvalidArgument for an empty grid, bad `dims`, a given process grid whose product is
+  /// not `count`, or a block thinner than the halo along an axis that exchanges.
+  Decomposition(const Extent3& extent, std::size_t dims, std::size_t count, const GridOptions& options = {});
+
+  [[nodiscard]] const Extent3& extent() const noexcept { return extent_; }
+  [[nodiscard]] std::size_t dims() const noexcept { return dims_; }
+  [[nodiscard]] const Extent3& blocks() const noexcept { return blocks_; }
+  [[nodiscard]] std::size_t size() const noexcept { return blocks_[0] * blocks_[1] * blocks_[2]; }
+  [[nodiscard]] bool periodic(std::size_t axis) const { return periodic_.at(axis); }
+  /// Ghost layers on each side along `axis` (the options' depth on the grid's axes, else 0).
+  [[nodiscard]] std::size_t halo(std::size_t axis) const { return halo_.at(axis); }
+
+  [[nodiscard]] Extent3 coords(std::size_t block) const;
+  [[nodiscard]] std::size_t block_at(const Extent3& coords) const;
+  /// The cells block `block` owns, in global coordinates.
+  [[nodiscard]] Box owned(std::size_t block) const;
+  /// The sizes of the block's buffer (owned cells plus ghost layers), x fastest.
+  [[nodiscard]] Extent3 allocated(std::size_t block) const;
+  [[nodiscard]] std::size_t allocated_cells(std::size_t block) const;
+  /// Position in the block's buffer of the cell at local coordinates `p`.
+  [[nodiscard]] std::size_t index(std::size_t block, const std::array<std::ptrdiff_t, 3>& p) const;
+
+  /// The block next to `block` on side `dir` (-1 or +1) of `axis`, wrapping around periodic
+  /// axes (a block can be its own neighbour); none at a non-periodic edge of the grid.
+  [[nodiscard]] std::optional<std::size_t> neighbor(std::size_t block, std::size_t axis, int dir) const;
+
+  /// The owned cells (local coordinates) whose stencil of `radius` reads no ghost cell that the
+  /// exchange writes: the owned box shrunk by `radius` on every side that has a neighbour.
+  /// Ghost cells on a non-periodic edge of the grid are the user's (boundary values), so the
+  /// cells next to them count as interior. Throws InvalidArgument if radius > halo depth.
+  [[nodiscard]] Box interior(std::size_t block, std::size_t radius) const;
+  /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
+  /// within the interior's z range, then x slabs within its y and z ranges).
+  [[nodiscard]] std::vector<Box> boundary(std::size_t block, std::size_t radius) const;
+
+ private:
+  Extent3 extent_{};
+  std::size_t dims_ = 0;
+  Extent3 blocks_{};
+  std::array<bool, 3> periodic_{};
+  Extent3 halo_{};
+};
+
+}  // namespace cush

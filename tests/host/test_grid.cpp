@@ -1,0 +1,301 @@
+// Host tests of the structured grid: process grids, block boxes, neighbours, regions, and the
+// halo schedule executed on host arrays (every ghost cell must end up equal to its owner's cell).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cush/error.hpp"
+#include "cush/grid.hpp"
+#include "cush/halo.hpp"
+
+namespace {
+
+using cush::Box;
+using cush::Decomposition;
+using cush::Extent3;
+using cush::GridOptions;
+using Point = std::array<std::ptrdiff_t, 3>;
+
+template <class F>
+void for_each_cell(const Box& b, F&& f) {
+  for (std::size_t z = 0; z < b.size[2]; ++z)
+    for (std::size_t y = 0; y < b.size[1]; ++y)
+      for (std::size_t x = 0; x < b.size[0]; ++x)
+        f(Point{b.lo[0] + static_cast<std::ptrdiff_t>(x), b.lo[1] + static_cast<std::ptrdiff_t>(y),
+                b.lo[2] + static_cast<std::ptrdiff_t>(z)});
+}
+
+std::string describe(const Decomposition& g) {
+  std::string s = "extent";
+  for (auto e : g.extent()) s += " " + std::to_string(e);
+  s += ", blocks";
+  for (auto b : g.blocks()) s += " " + std::to_string(b);
+  s += ", halo " + std::to_string(g.halo(0)) + ", periodic";
+  for (std::size_t a = 0; a < 3; ++a) s += g.periodic(a) ? " 1" : " 0";
+  return s;
+}
+
+TEST(ProcessGrid, NearCubicBlocksLargestAlongX) {
+  const Extent3 cube{420, 420, 420};
+  EXPECT_EQ(cush::choose_process_grid(1, cube, 3), (Extent3{1, 1, 1}));
+  EXPECT_EQ(cush::choose_process_grid(2, cube, 3), (Extent3{1, 1, 2}));  // z slabs: x and y stay whole
+  EXPECT_EQ(cush::choose_process_grid(4, cube, 3), (Extent3{1, 2, 2}));
+  EXPECT_EQ(cush::choose_process_grid(6, cube, 3), (Extent3{1, 2, 3}));  // blocks 420 x 210 x 140
+  EXPECT_EQ(cush::choose_process_grid(8, cube, 3), (Extent3{2, 2, 2}));
+  EXPECT_EQ(cush::choose_process_grid(27, cube, 3), (Extent3{3, 3, 3}));
+  EXPECT_EQ(cush::choose_process_grid(2, Extent3{100, 50, 1}, 2), (Extent3{2, 1, 1}));  // 50 x 50 beats 100 x 25
+  EXPECT_EQ(cush::choose_process_grid(3, Extent3{1000, 1, 1}, 1), (Extent3{3, 1, 1}));
+  EXPECT_EQ(cush::choose_process_grid(4, Extent3{2, 2, 1000}, 3), (Extent3{1, 1, 4}));  // no empty block
+  EXPECT_THROW((void)cush::choose_process_grid(4, Extent3{10, 1, 1}, 1, 3), cush::InvalidArgument);
+  EXPECT_THROW((void)cush::choose_process_grid(5, Extent3{4, 1, 1}, 1), cush::InvalidArgument);
+  EXPECT_THROW((void)cush::choose_process_grid(0, Extent3{4, 1, 1}, 1), cush::InvalidArgument);
+}
+
+TEST(Decomposition, UnevenRemaindersGoToTheFirstBlocks) {
+  GridOptions o;
+  o.blocks = {3, 1, 1};
+  const Decomposition g(Extent3{10, 1, 1}, 1, 3, o);
+  EXPECT_EQ(g.owned(0), (Box{{0, 0, 0}, {4, 1, 1}}));
+  EXPECT_EQ(g.owned(1), (Box{{4, 0, 0}, {3, 1, 1}}));
+  EXPECT_EQ(g.owned(2), (Box{{7, 0, 0}, {3, 1, 1}}));
+  EXPECT_EQ(g.allocated(0), (Extent3{6, 1, 1}));  // no ghosts along the axes a 1D grid lacks
+  EXPECT_EQ(g.index(0, Point{-1, 0, 0}), 0U);
+  EXPECT_EQ(g.index(0, Point{4, 0, 0}), 5U);
+  EXPECT_THROW((void)g.index(0, Point{5, 0, 0}), cush::InvalidArgument);
+  EXPECT_FALSE(g.neighbor(0, 0, -1));
+  EXPECT_EQ(g.neighbor(0, 0, +1), 1U);
+  EXPECT_FALSE(g.neighbor(2, 0, +1));
+  EXPECT_FALSE(g.neighbor(1, 1, +1));  // not an axis of the grid
+}
+
+TEST(Decomposition, BadArgumentsAreRejected) {
+  GridOptions o;
+  EXPECT_THROW(Decomposition(Extent3{0, 1, 1}, 1, 1), cush::InvalidArgument);
+  EXPECT_THROW(Decomposition(Extent3{8, 2, 1}, 1, 1), cush::InvalidArgument);  // y beyond a 1D grid
+  EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 4, 1), cush::InvalidArgument);
+  o.blocks = {2, 2, 1};
+  EXPECT_THROW(Decomposition(Extent3{8, 8, 1}, 2, 3, o), cush::InvalidArgument);  // 4 blocks, not 3
+  o.blocks = {1, 1, 2};
+  EXPECT_THROW(Decomposition(Extent3{8, 8, 1}, 2, 2, o), cush::InvalidArgument);  // z split in 2D
+  o.blocks = {4, 1, 1};
+  o.halo = 3;
+  EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 4, o), cush::InvalidArgument);  // blocks of 2 < halo 3
+  o.blocks = {1, 1, 1};
+  o.periodic = {true, false, false};
+  EXPECT_THROW(Decomposition(Extent3{2, 1, 1}, 1, 1, o), cush::InvalidArgument);  // self-wrap needs 3 cells
+  o.periodic = {false, true, false};
+  o.halo = 1;
+  EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 1, o), cush::InvalidArgument);  // y is not an axis
+  o.periodic = {false, false, false};
+  o.halo = 0;
+  EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 1, o), cush::InvalidArgument);
+  const Decomposition g(Extent3{8, 8, 8}, 3, 2);
+  EXPECT_THROW((void)g.interior(0, 2), cush::InvalidArgument);  // radius beyond the halo
+  EXPECT_THROW((void)g.neighbor(0, 0, 0), cush::InvalidArgument);
+  EXPECT_THROW((void)g.owned(2), cush::InvalidArgument);
+}
+
+// A random decomposition: 1-3 axes, 1-8 blocks (chosen or given), depth 1-4, random periodicity.
+Decomposition random_grid(std::mt19937& rng) {
+  for (;;) {
+    const std::size_t dims = std::uniform_int_distribution<std::size_t>(1, 3)(rng);
+    Extent3 extent{1, 1, 1};
+    for (std::size_t a = 0; a < dims; ++a) extent[a] = std::uniform_int_distribution<std::size_t>(1, dims == 3 ? 13 : 40)(rng);
+    GridOptions o;
+    o.halo = std::uniform_int_distribution<std::size_t>(1, 4)(rng);
+    for (std::size_t a = 0; a < dims; ++a) o.periodic[a] = (rng() & 1U) != 0;
+    std::size_t count = std::uniform_int_distribution<std::size_t>(1, 8)(rng);
+    if ((rng() & 1U) != 0) {
+      o.blocks = {1, 1, 1};
+      for (std::size_t a = 0; a < dims; ++a) o.blocks[a] = std::uniform_int_distribution<std::size_t>(1, 3)(rng);
+      count = o.blocks[0] * o.blocks[1] * o.blocks[2];
+    }
+    try {
+      return Decomposition(extent, dims, count, o);
+    } catch (const cush::InvalidArgument&) {
+      // Too thin for its halo or too many blocks: draw again.
+    }
+  }
+}
+
+TEST(Decomposition, BlocksTileTheGridExactlyOnce) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Decomposition g = random_grid(rng);
+    SCOPED_TRACE(describe(g));
+    const Extent3 e = g.extent();
+    std::vector<int> owners(e[0] * e[1] * e[2], 0);
+    for (std::size_t b = 0; b < g.size(); ++b) {
+      EXPECT_EQ(g.block_at(g.coords(b)), b);
+      const Box o = g.owned(b);
+      EXPECT_FALSE(o.empty());
+      for_each_cell(o, [&](const Point& p) { ++owners[p[0] + e[0] * (p[1] + e[1] * p[2])]; });
+      // Blocks differ by at most one cell along an axis.
+      for (std::size_t a = 0; a < 3; ++a) {
+        EXPECT_LE(o.size[a], e[a] / g.blocks()[a] + 1);
+        EXPECT_GE(o.size[a], e[a] / g.blocks()[a]);
+      }
+    }
+    ASSERT_TRUE(std::all_of(owners.begin(), owners.end(), [](int n) { return n == 1; }));
+  }
+}
+
+TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Decomposition g = random_grid(rng);
+    SCOPED_TRACE(describe(g));
+    for (std::size_t b = 0; b < g.size(); ++b) {
+      const Box o = g.owned(b);
+      for (std::size_t r = 0; r <= g.halo(0); ++r) {
+        const Box in = g.interior(b, r);
+        const std::vector<Box> shell = g.boundary(b, r);
+        EXPECT_LE(shell.size(), 6U);
+        std::vector<int> hits(o.volume(), 0);
+        const auto at = [&](const Point& p) { return p[0] + o.size[0] * (p[1] + o.size[1] * p[2]); };
+        for_each_cell(in, [&](const Point& p) {
+          ++hits[at(p)];
+          // An interior cell's stencil stays off every ghost that an exchange writes.
+          for (std::size_t a = 0; a < 3; ++a) {
+            if (g.neighbor(b, a, -1)) EXPECT_GE(p[a], static_cast<std::ptrdiff_t>(r));
+            if (g.neighbor(b, a, +1)) EXPECT_LT(p[a] + static_cast<std::ptrdiff_t>(r), static_cast<std::ptrdiff_t>(o.size[a]));
+          }
+        });
+        for (const Box& s : shell) {
+          EXPECT_FALSE(s.empty());
+          for_each_cell(s, [&](const Point& p) {
+            ASSERT_TRUE((Box{{0, 0, 0}, o.size}).contains(p));
+            ++hits[at(p)];
+          });
+        }
+        ASSERT_TRUE(std::all_of(hits.begin(), hits.end(), [](int n) { return n == 1; })) << "radius " << r;
+        // The interior is as large as it may be: one cell more on a side would touch a ghost.
+        if (r == 0) EXPECT_EQ(in, (Box{{0, 0, 0}, o.size}));
+      }
+    }
+  }
+}
+
+// Runs the schedule on host buffers and checks every cell of every block's buffer.
+void check_exchange(const Decomposition& g) {
+  SCOPED_TRACE(describe(g));
+  const Extent3 e = g.extent();
+  constexpr double unset = -1.0;
+  const auto value = [&](const Point& global) {
+    return 1.0 + static_cast<double>(global[0] + e[0] * (global[1] + e[1] * global[2]));
+  };
+  std::vector<std::vector<double>> buf(g.size());
+  for (std::size_t b = 0; b < g.size(); ++b) {
+    buf[b].assign(g.allocated_cells(b), unset);
+    const Box o = g.owned(b);
+    for_each_cell(Box{{0, 0, 0}, o.size}, [&](const Point& p) {
+      buf[b][g.index(b, p)] = value(Point{o.lo[0] + p[0], o.lo[1] + p[1], o.lo[2] + p[2]});
+    });
+  }
+  const std::vector<cush::HaloPhase> phases = cush::halo_schedule(g);
+  std::size_t expected_messages = 0;
+  for (std::size_t a = 0; a < g.dims(); ++a)
+    for (std::size_t b = 0; b < g.size(); ++b)
+      for (int dir : {-1, 1}) expected_messages += g.neighbor(b, a, dir) ? 1 : 0;
+  std::size_t messages = 0;
+  for (const cush::HaloPhase& phase : phases) {
+    // Messages of a phase read before any writes: snapshot the buffers, then copy.
+    const std::vector<std::vector<double>> before = buf;
+    std::vector<std::vector<int>> written(g.size());
+    for (std::size_t b = 0; b < g.size(); ++b) written[b].assign(g.allocated_cells(b), 0);
+    for (const cush::HaloMessage& m : phase.messages) {
+      ++messages;
+      EXPECT_EQ(m.axis, phase.axis);
+      ASSERT_EQ(m.src.size, m.dst.size);
+      const Box o = g.owned(m.to);
+      for_each_cell(m.src, [&](const Point& s) {
+        const Point d{s[0] - m.src.lo[0] + m.dst.lo[0], s[1] - m.src.lo[1] + m.dst.lo[1], s[2] - m.src.lo[2] + m.dst.lo[2]};
+        // Only ghost cells are written.
+        EXPECT_FALSE((Box{{0, 0, 0}, o.size}).contains(d));
+        const std::size_t di = g.index(m.to, d);
+        ++written[m.to][di];
+        buf[m.to][di] = before[m.from][g.index(m.from, s)];
+      });
+    }
+    for (const auto& w : written) ASSERT_TRUE(std::all_of(w.begin(), w.end(), [](int n) { return n <= 1; }));
+  }
+  EXPECT_EQ(messages, expected_messages);
+  // Every cell of every buffer: owned cells unchanged, ghost cells equal to the cell they stand
+  // for (wrapping around periodic axes), or untouched where that lies outside a non-periodic edge.
+  for (std::size_t b = 0; b < g.size(); ++b) {
+    const Box o = g.owned(b);
+    Box whole;
+    for (std::size_t a = 0; a < 3; ++a) {
+      whole.lo[a] = -static_cast<std::ptrdiff_t>(g.halo(a));
+      whole.size[a] = o.size[a] + 2 * g.halo(a);
+    }
+    for_each_cell(whole, [&](const Point& p) {
+      Point global{};
+      bool inside = true;
+      for (std::size_t a = 0; a < 3; ++a) {
+        std::ptrdiff_t c = o.lo[a] + p[a];
+        const auto n = static_cast<std::ptrdiff_t>(e[a]);
+        if (c < 0 || c >= n) {
+          if (g.periodic(a)) {
+            c = (c % n + n) % n;
+          } else {
+            inside = false;
+          }
+        }
+        global[a] = c;
+      }
+      const double want = inside ? value(global) : unset;
+      ASSERT_EQ(buf[b][g.index(b, p)], want)
+          << "block " << b << " local (" << p[0] << ", " << p[1] << ", " << p[2] << ")";
+    });
+  }
+}
+
+TEST(HaloSchedule, EveryGhostCellEqualsItsOwnerAfterTheExchange) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 400; ++trial) check_exchange(random_grid(rng));
+}
+
+TEST(HaloSchedule, TheIssuesProcessGridsAndOneBlock) {
+  for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 2, 1}, Extent3{1, 1, 2}, Extent3{1, 1, 1}})
+    for (std::size_t depth = 1; depth <= 4; ++depth)
+      for (bool periodic : {false, true}) {
+        GridOptions o;
+        o.blocks = blocks;
+        o.halo = depth;
+        o.periodic = {periodic, periodic, periodic};
+        const Decomposition g(Extent3{9, 10, 11}, 3, blocks[0] * blocks[1] * blocks[2], o);
+        check_exchange(g);
+        // Three axes, two messages per block and axis where there is a neighbour: 6 per block
+        // when every axis is periodic (26 neighbour regions filled by 6 messages).
+        if (periodic) {
+          std::size_t total = 0;
+          for (const auto& phase : cush::halo_schedule(g)) total += phase.messages.size();
+          EXPECT_EQ(total, 6 * g.size());
+        }
+      }
+}
+
+TEST(HaloSchedule, MessagesOfAFaceHaveTheFaceShape) {
+  // Two blocks split along z, depth 2, not periodic: the z phase sends 2 layers of the x and y
+  // extents including their ghosts (which hold the user's boundary values).
+  GridOptions o;
+  o.halo = 2;
+  const Decomposition g(Extent3{6, 5, 8}, 3, 2, o);
+  ASSERT_EQ(g.blocks(), (Extent3{1, 1, 2}));
+  const std::vector<cush::HaloPhase> phases = cush::halo_schedule(g);
+  ASSERT_EQ(phases.size(), 1U);  // no x or y neighbours
+  ASSERT_EQ(phases[0].axis, 2U);
+  ASSERT_EQ(phases[0].messages.size(), 2U);
+  const cush::HaloMessage& up = phases[0].messages[0].from == 0 ? phases[0].messages[0] : phases[0].messages[1];
+  EXPECT_EQ(up.to, 1U);
+  EXPECT_EQ(up.dir, 1);
+  EXPECT_EQ(up.src, (Box{{-2, -2, 2}, {10, 9, 2}}));
+  EXPECT_EQ(up.dst, (Box{{-2, -2, -2}, {10, 9, 2}}));
+}
+
+}  // namespace
