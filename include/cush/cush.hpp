@@ -9,6 +9,7 @@
 #include "cush/device_transfers.hpp"
 #include "cush/distribution.hpp"
 #include "cush/error.hpp"
+#include "cush/field.hpp"
 #include "cush/grid.hpp"
 #include "cush/halo.hpp"
 #include "cush/host_memory.hpp"

@@ -1,0 +1,29 @@
+#pragma once
+// A strided box of cells copied on one device: halo pack (box -> contiguous buffer), unpack
+// (contiguous buffer -> box) and copies within a block's buffer are all this one kernel.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "cush/grid.hpp"
+
+namespace cush::detail {
+
+/// One side of a box copy: a buffer of `alloc` cells (x fastest) and the box's lowest corner in
+/// it (buffer coordinates, from 0).
+struct BoxSide {
+  const void* data = nullptr;
+  Extent3 alloc{};
+  Extent3 lo{};
+};
+
+/// Copies `size` cells of `element_size` bytes from `src` to `dst` (both on the stream's
+/// device) on `stream`. Nothing is launched for an empty box.
+void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
+                     cudaStream_t stream);
+
+/// True if the box's cells form one run in memory.
+[[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
+
+}  // namespace cush::detail

@@ -1,0 +1,156 @@
+// Fields on decomposed grids: scatter/gather round trips and halo exchanges, every cell of every
+// block's buffer compared with the global array it stands for.
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "kernels.hpp"
+#include "support/gpu.hpp"
+
+namespace {
+
+using cush::Box;
+using cush::Extent3;
+using cush::GridOptions;
+
+template <class T>
+std::vector<T> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(u(rng));
+  return v;
+}
+
+// Copies every block's whole buffer (ghosts included) to the host and checks each cell that
+// stands for a cell of the grid (wrapping periodic axes) against `global`.
+template <class T>
+void expect_blocks_match(const cush::Field<T>& f, const std::vector<T>& global, bool ghosts) {
+  const cush::Decomposition& g = f.grid();
+  const Extent3 e = g.extent();
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    const cush::Block<T> b = f.block(k);
+    std::vector<T> buf(g.allocated_cells(k));
+    ASSERT_EQ(cudaMemcpy(buf.data(), b.data, buf.size() * sizeof(T), cudaMemcpyDefault), cudaSuccess);
+    std::size_t checked = 0;
+    for (std::ptrdiff_t z = -static_cast<std::ptrdiff_t>(b.halo[2]); z < static_cast<std::ptrdiff_t>(b.owned.size[2] + b.halo[2]); ++z)
+      for (std::ptrdiff_t y = -static_cast<std::ptrdiff_t>(b.halo[1]); y < static_cast<std::ptrdiff_t>(b.owned.size[1] + b.halo[1]); ++y)
+        for (std::ptrdiff_t x = -static_cast<std::ptrdiff_t>(b.halo[0]); x < static_cast<std::ptrdiff_t>(b.owned.size[0] + b.halo[0]); ++x) {
+          const std::array<std::ptrdiff_t, 3> local{x, y, z};
+          const bool owned = Box{{0, 0, 0}, b.owned.size}.contains(local);
+          if (!owned && !ghosts) continue;
+          std::array<std::size_t, 3> gc{};
+          bool inside = true;
+          for (std::size_t a = 0; a < 3; ++a) {
+            std::ptrdiff_t c = b.owned.lo[a] + local[a];
+            const auto n = static_cast<std::ptrdiff_t>(e[a]);
+            if (c < 0 || c >= n) {
+              if (!g.periodic(a)) inside = false;
+              c = (c % n + n) % n;
+            }
+            gc[a] = static_cast<std::size_t>(c);
+          }
+          if (!inside) continue;  // a ghost beyond a non-periodic edge: the user's
+          const T want = global[gc[0] + e[0] * (gc[1] + e[1] * gc[2])];
+          ASSERT_EQ(buf[b.index(x, y, z)], want) << "block " << k << " local (" << x << ", " << y << ", " << z << ")";
+          ++checked;
+        }
+    EXPECT_GE(checked, b.owned.volume());
+  }
+}
+
+struct Case {
+  std::size_t dims;
+  Extent3 extent;
+};
+
+const std::vector<Case> cases{{1, {1001, 1, 1}}, {2, {101, 67, 1}}, {3, {37, 23, 19}}};
+
+TEST(Field, ScatterGatherRoundTripOnEveryProcessGrid) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const Case& c : cases)
+    for (const std::vector<int>& ids : cush_test::device_orders())
+      for (std::size_t depth : {1U, 3U}) {
+        GridOptions o;
+        o.halo = depth;
+        cush::Field<double> f(cush::DeviceSet(ids), c.extent, c.dims, o);
+        SCOPED_TRACE(std::to_string(c.dims) + "D on " + cush_test::to_string(ids) + ", depth " + std::to_string(depth));
+        const std::vector<double> in = random_values<double>(c.extent[0] * c.extent[1] * c.extent[2], 7);
+        std::vector<double> out(in.size(), 0.0);
+        f.scatter(in.data());
+        f.gather(out.data());
+        f.wait();
+        ASSERT_EQ(out, in);
+        expect_blocks_match(f, in, false);
+      }
+}
+
+template <class T>
+void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& blocks, std::size_t depth, bool periodic) {
+  GridOptions o;
+  o.halo = depth;
+  o.blocks = blocks;
+  for (std::size_t a = 0; a < c.dims; ++a) o.periodic[a] = periodic;
+  cush::Field<T> f(cush::DeviceSet(ids), cush::Decomposition(c.extent, c.dims, ids.size(), o));
+  const std::vector<T> in = random_values<T>(c.extent[0] * c.extent[1] * c.extent[2], static_cast<unsigned>(depth));
+  f.scatter(in.data());
+  // A slow kernel on a block's stream before the exchange: the exchange must wait for it.
+  cush_test::spin(f.block(0).stream, 20);
+  f.exchange_start();
+  // Work on the blocks' streams runs while the exchange is in flight.
+  f.for_each([](cush::Block<T> b) { cush_test::spin(b.stream, 5); });
+  f.exchange_finish();
+  f.wait();
+  expect_blocks_match(f, in, true);
+  // A second exchange reuses the buffers and events.
+  f.exchange();
+  f.wait();
+  expect_blocks_match(f, in, true);
+}
+
+TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
+  CUSH_REQUIRE_GPUS(2);
+  for (const std::vector<int>& ids : {std::vector<int>{0, 1}, std::vector<int>{1, 0}})
+    for (const Case& c : cases)
+      for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 2, 1}, Extent3{1, 1, 2}}) {
+        bool fits = true;
+        for (std::size_t a = c.dims; a < 3; ++a) fits = fits && blocks[a] == 1;
+        if (!fits) continue;
+        for (std::size_t depth = 1; depth <= 4; ++depth)
+          for (bool periodic : {false, true}) {
+            SCOPED_TRACE(std::to_string(c.dims) + "D, blocks " + std::to_string(blocks[0]) + std::to_string(blocks[1]) +
+                         std::to_string(blocks[2]) + " on " + cush_test::to_string(ids) + ", depth " +
+                         std::to_string(depth) + (periodic ? ", periodic" : ""));
+            check_exchange<double>(ids, c, blocks, depth, periodic);
+          }
+      }
+  check_exchange<float>({1, 0}, cases[2], Extent3{1, 1, 2}, 2, true);
+}
+
+TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const Case& c : cases)
+    for (std::size_t depth = 1; depth <= 4; ++depth)
+      for (bool periodic : {false, true}) {
+        SCOPED_TRACE(std::to_string(c.dims) + "D, depth " + std::to_string(depth) + (periodic ? ", periodic" : ""));
+        check_exchange<double>({0}, c, Extent3{1, 1, 1}, depth, periodic);
+      }
+}
+
+TEST(Field, MisuseIsRejected) {
+  CUSH_REQUIRE_GPUS(1);
+  cush::Field<float> f(cush::DeviceSet{0}, Extent3{16, 16, 1}, 2);
+  EXPECT_THROW(f.exchange_finish(), cush::InvalidArgument);
+  f.exchange_start();
+  EXPECT_THROW(f.exchange_start(), cush::InvalidArgument);
+  f.exchange_finish();
+  EXPECT_THROW(f.scatter(nullptr), cush::InvalidArgument);
+  EXPECT_THROW(cush::Field<float>(cush::DeviceSet{0}, cush::Decomposition(Extent3{16, 1, 1}, 1, 2)), cush::InvalidArgument);
+  f.wait();
+}
+
+}  // namespace
