@@ -54,12 +54,6 @@ void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size
 
 }  // namespace
 
-bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept {
-  if (size[1] * size[2] <= 1) return true;                   // one row (or part of one)
-  if (size[0] != alloc[0]) return false;                      // rows with gaps between them
-  return size[2] == 1 || size[1] == alloc[1];                 // whole rows of one plane, or whole planes
-}
-
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
                      cudaStream_t stream) {
   const unsigned long long volume = static_cast<unsigned long long>(size[0]) * size[1] * size[2];

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "cush/detail/box_copy.hpp"
+#include "cush/detail/exchange_program.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
-#include "cush/halo.hpp"
 #include "cush/stream.hpp"
 
 namespace cush::detail {
@@ -29,41 +29,30 @@ std::size_t total_cells(const Decomposition& grid) {
   return n;
 }
 
-namespace {
-
-Extent3 buffer_lo(const Decomposition& grid, const Box& local) {
-  Extent3 lo{};
-  for (std::size_t a = 0; a < 3; ++a) lo[a] = static_cast<std::size_t>(local.lo[a] + static_cast<std::ptrdiff_t>(grid.halo(a)));
-  return lo;
-}
-
-std::size_t linear(const Extent3& alloc, const Extent3& lo) { return lo[0] + alloc[0] * (lo[1] + alloc[1] * lo[2]); }
-
-// One halo message with its staging buffers. Where the cells of a side form one run in memory
-// the copy goes straight from or to the block's buffer; otherwise a box copy packs them into
-// `send` (on the sender) or unpacks them from `recv` (on the receiver).
-struct Message {
-  std::size_t from = 0;
-  std::size_t to = 0;
-  Extent3 size{};
-  Extent3 src_alloc{}, src_lo{}, dst_alloc{}, dst_lo{};
-  std::size_t bytes = 0;
-  DeviceBuffer send;
-  DeviceBuffer recv;
-};
-
-}  // namespace
-
 struct FieldEngine::Impl {
   DeviceSet devices;
   Decomposition grid;
   std::size_t element_size = 0;
-  std::vector<std::vector<Message>> phases;
-  std::vector<Stream> streams;  // the exchange's stream per device
+  ExchangeProgram program;
+  std::vector<DeviceBuffer> send, recv;  // staging buffers by message
+  std::vector<Stream> streams;           // the exchange's stream per device
   std::vector<Event> ready, start, done, end;
   bool in_flight = false;
 
-  Impl(const DeviceSet& d, const Decomposition& g, std::size_t es) : devices(d), grid(g), element_size(es) {
+  Impl(const DeviceSet& d, const Decomposition& g, std::size_t es)
+      : devices(d), grid(g), element_size(es), program(exchange_program(g)) {
+    for (std::size_t m = 0; m < program.ends.size(); ++m) {
+      const auto [from, to] = program.ends[m];
+      send.emplace_back();
+      recv.emplace_back();
+      if (program.send_cells[m] > 0) send[m] = DeviceBuffer(devices[from], program.send_cells[m] * element_size);
+      if (program.recv_cells[m] > 0) recv[m] = DeviceBuffer(devices[to], program.recv_cells[m] * element_size);
+    }
+    for (const ExchangePhase& phase : program.phases)
+      for (const auto& [from, to] : phase.links) {
+        enable_peer_access_once(devices[from], devices[to]);
+        enable_peer_access_once(devices[to], devices[from]);
+      }
     for (std::size_t k = 0; k < devices.size(); ++k) {
       streams.emplace_back(devices[k]);
       ready.emplace_back(devices[k]);
@@ -71,82 +60,53 @@ struct FieldEngine::Impl {
       done.emplace_back(devices[k]);
       end.emplace_back(devices[k]);
     }
-    for (const HaloPhase& phase : halo_schedule(grid)) {
-      std::vector<Message> list;
-      for (const HaloMessage& h : phase.messages) {
-        Message m;
-        m.from = h.from;
-        m.to = h.to;
-        m.size = h.src.size;
-        m.src_alloc = grid.allocated(h.from);
-        m.dst_alloc = grid.allocated(h.to);
-        m.src_lo = buffer_lo(grid, h.src);
-        m.dst_lo = buffer_lo(grid, h.dst);
-        m.bytes = h.src.volume() * element_size;
-        if (m.from != m.to) {
-          detail::enable_peer_access_once(devices[m.from], devices[m.to]);
-          detail::enable_peer_access_once(devices[m.to], devices[m.from]);
-          if (!box_is_contiguous(m.src_alloc, m.size)) m.send = DeviceBuffer(devices[m.from], m.bytes);
-          if (!box_is_contiguous(m.dst_alloc, m.size)) m.recv = DeviceBuffer(devices[m.to], m.bytes);
-        }
-        list.push_back(std::move(m));
-      }
-      phases.push_back(std::move(list));
+  }
+
+  void* buffer(const BufferRef& b, std::span<void* const> data) const {
+    switch (b.kind) {
+      case BufferRef::Kind::send: return send.at(b.index).data();
+      case BufferRef::Kind::recv: return recv.at(b.index).data();
+      case BufferRef::Kind::block: break;
+    }
+    return data[b.index];
+  }
+
+  void step(const ExchangeStep& s, std::span<void* const> data) const {
+    const DeviceGuard guard(devices[s.stream]);
+    const cudaStream_t stream = streams[s.stream].get();
+    void* src = buffer(s.src.buffer, data);
+    void* dst = buffer(s.dst.buffer, data);
+    if (s.contiguous) {
+      const auto at = [&](void* base, const StepSide& side) {
+        return static_cast<std::byte*>(base) +
+               (side.lo[0] + side.alloc[0] * (side.lo[1] + side.alloc[1] * side.lo[2])) * element_size;
+      };
+      const std::size_t bytes = s.size[0] * s.size[1] * s.size[2] * element_size;
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
+    } else {
+      launch_box_copy(BoxSide{src, s.src.alloc, s.src.lo}, BoxSide{dst, s.dst.alloc, s.dst.lo}, s.size, element_size,
+                      stream);
     }
   }
 
   void run(std::span<void* const> data) {
     const std::size_t p = devices.size();
-    const auto at = [&](std::size_t k, const Extent3& alloc, const Extent3& lo) {
-      return static_cast<std::byte*>(data[k]) + linear(alloc, lo) * element_size;
-    };
-    for (const std::vector<Message>& phase : phases) {
-      // A sender writes into the receiver's ghosts or receive buffer only after the receiver's
+    for (const ExchangePhase& phase : program.phases) {
+      // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
       // earlier exchange work (which read them) is done.
       for (std::size_t k = 0; k < p; ++k) start[k].record(streams[k].get());
-      std::vector<char> waited(p * p, 0);
-      for (const Message& m : phase) {
-        if (m.from == m.to || waited[m.from * p + m.to] != 0) continue;
-        waited[m.from * p + m.to] = 1;
-        start[m.to].wait_in(streams[m.from].get());
-      }
-      for (const Message& m : phase) {
-        const DeviceGuard guard(devices[m.from]);
-        const cudaStream_t s = streams[m.from].get();
-        const BoxSide src{data[m.from], m.src_alloc, m.src_lo};
-        const BoxSide dst{data[m.to], m.dst_alloc, m.dst_lo};
-        if (m.from == m.to) {
-          launch_box_copy(src, dst, m.size, element_size, s);
-          continue;
-        }
-        const void* from = at(m.from, m.src_alloc, m.src_lo);
-        if (m.send.data() != nullptr) {
-          launch_box_copy(src, BoxSide{m.send.data(), m.size, {}}, m.size, element_size, s);
-          from = m.send.data();
-        }
-        void* to = m.recv.data() != nullptr ? m.recv.data() : at(m.to, m.dst_alloc, m.dst_lo);
-        CUSH_CUDA_CHECK(cudaMemcpyAsync(to, from, m.bytes, cudaMemcpyDefault, s));
-      }
+      for (const auto& [from, to] : phase.links) start[to].wait_in(streams[from].get());
+      for (const ExchangeStep& s : phase.sends) step(s, data);
       // Receivers continue once their senders' copies are done.
       std::vector<char> recorded(p, 0);
-      std::fill(waited.begin(), waited.end(), 0);
-      for (const Message& m : phase) {
-        if (m.from == m.to) continue;
-        if (recorded[m.from] == 0) {
-          done[m.from].record(streams[m.from].get());
-          recorded[m.from] = 1;
+      for (const auto& [from, to] : phase.links) {
+        if (recorded[from] == 0) {
+          done[from].record(streams[from].get());
+          recorded[from] = 1;
         }
-        if (waited[m.from * p + m.to] == 0) {
-          waited[m.from * p + m.to] = 1;
-          done[m.from].wait_in(streams[m.to].get());
-        }
+        done[from].wait_in(streams[to].get());
       }
-      for (const Message& m : phase) {
-        if (m.from == m.to || m.recv.data() == nullptr) continue;
-        const DeviceGuard guard(devices[m.to]);
-        launch_box_copy(BoxSide{m.recv.data(), m.size, {}}, BoxSide{data[m.to], m.dst_alloc, m.dst_lo}, m.size,
-                        element_size, streams[m.to].get());
-      }
+      for (const ExchangeStep& s : phase.receives) step(s, data);
     }
   }
 

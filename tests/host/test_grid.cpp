@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cush/detail/exchange_program.hpp"
 #include "cush/error.hpp"
 #include "cush/grid.hpp"
 #include "cush/halo.hpp"
@@ -180,22 +181,31 @@ TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
   }
 }
 
-// Runs the schedule on host buffers and checks every cell of every block's buffer.
-void check_exchange(const Decomposition& g) {
-  SCOPED_TRACE(describe(g));
-  const Extent3 e = g.extent();
-  constexpr double unset = -1.0;
-  const auto value = [&](const Point& global) {
-    return 1.0 + static_cast<double>(global[0] + e[0] * (global[1] + e[1] * global[2]));
-  };
+constexpr double unset = -1.0;
+
+double cell_value(const Extent3& e, const Point& global) {
+  return 1.0 + static_cast<double>(global[0] + e[0] * (global[1] + e[1] * global[2]));
+}
+
+void verify_buffers(const Decomposition& g, const std::vector<std::vector<double>>& buf);
+
+// Block buffers with every owned cell set to its value and every ghost unset.
+std::vector<std::vector<double>> initial_buffers(const Decomposition& g) {
   std::vector<std::vector<double>> buf(g.size());
   for (std::size_t b = 0; b < g.size(); ++b) {
     buf[b].assign(g.allocated_cells(b), unset);
     const Box o = g.owned(b);
     for_each_cell(Box{{0, 0, 0}, o.size}, [&](const Point& p) {
-      buf[b][g.index(b, p)] = value(Point{o.lo[0] + p[0], o.lo[1] + p[1], o.lo[2] + p[2]});
+      buf[b][g.index(b, p)] = cell_value(g.extent(), Point{o.lo[0] + p[0], o.lo[1] + p[1], o.lo[2] + p[2]});
     });
   }
+  return buf;
+}
+
+// Runs the schedule on host buffers and checks every cell of every block's buffer.
+void check_exchange(const Decomposition& g) {
+  SCOPED_TRACE(describe(g));
+  std::vector<std::vector<double>> buf = initial_buffers(g);
   const std::vector<cush::HaloPhase> phases = cush::halo_schedule(g);
   std::size_t expected_messages = 0;
   for (std::size_t a = 0; a < g.dims(); ++a)
@@ -224,8 +234,13 @@ void check_exchange(const Decomposition& g) {
     for (const auto& w : written) ASSERT_TRUE(std::all_of(w.begin(), w.end(), [](int n) { return n <= 1; }));
   }
   EXPECT_EQ(messages, expected_messages);
-  // Every cell of every buffer: owned cells unchanged, ghost cells equal to the cell they stand
-  // for (wrapping around periodic axes), or untouched where that lies outside a non-periodic edge.
+  verify_buffers(g, buf);
+}
+
+// Every cell of every buffer: owned cells unchanged, ghost cells equal to the cell they stand
+// for (wrapping around periodic axes), or untouched where that lies outside a non-periodic edge.
+void verify_buffers(const Decomposition& g, const std::vector<std::vector<double>>& buf) {
+  const Extent3 e = g.extent();
   for (std::size_t b = 0; b < g.size(); ++b) {
     const Box o = g.owned(b);
     Box whole;
@@ -248,7 +263,7 @@ void check_exchange(const Decomposition& g) {
         }
         global[a] = c;
       }
-      const double want = inside ? value(global) : unset;
+      const double want = inside ? cell_value(e, global) : unset;
       ASSERT_EQ(buf[b][g.index(b, p)], want)
           << "block " << b << " local (" << p[0] << ", " << p[1] << ", " << p[2] << ")";
     });
@@ -296,6 +311,112 @@ TEST(HaloSchedule, MessagesOfAFaceHaveTheFaceShape) {
   EXPECT_EQ(up.dir, 1);
   EXPECT_EQ(up.src, (Box{{-2, -2, 2}, {10, 9, 2}}));
   EXPECT_EQ(up.dst, (Box{{-2, -2, -2}, {10, 9, 2}}));
+}
+
+// The Field's exchange program run on host arrays, step by step as the GPU engine runs it: a
+// contiguous step as one linear copy (which must equal the box copy it replaces), any other as
+// a box copy; staging buffers sized as the program says.
+void run_program(const Decomposition& g) {
+  SCOPED_TRACE(describe(g));
+  using cush::detail::BufferRef;
+  const cush::detail::ExchangeProgram program = cush::detail::exchange_program(g);
+  std::vector<std::vector<double>> blocks = initial_buffers(g);
+  std::vector<std::vector<double>> send(program.ends.size());
+  std::vector<std::vector<double>> recv(program.ends.size());
+  for (std::size_t m = 0; m < program.ends.size(); ++m) {
+    send[m].assign(program.send_cells[m], unset);
+    recv[m].assign(program.recv_cells[m], unset);
+  }
+  const auto buffer = [&](const BufferRef& b) -> std::vector<double>& {
+    if (b.kind == BufferRef::Kind::send) return send.at(b.index);
+    if (b.kind == BufferRef::Kind::recv) return recv.at(b.index);
+    return blocks.at(b.index);
+  };
+  const auto offset = [](const Extent3& alloc, const Extent3& p) { return p[0] + alloc[0] * (p[1] + alloc[1] * p[2]); };
+  const auto run = [&](const cush::detail::ExchangeStep& step) {
+    std::vector<double>& src = buffer(step.src.buffer);
+    std::vector<double>& dst = buffer(step.dst.buffer);
+    ASSERT_EQ(src.size(), step.src.alloc[0] * step.src.alloc[1] * step.src.alloc[2]);
+    ASSERT_EQ(dst.size(), step.dst.alloc[0] * step.dst.alloc[1] * step.dst.alloc[2]);
+    std::vector<double> boxed = dst;
+    for_each_cell(Box{{0, 0, 0}, step.size}, [&](const Point& c) {
+      const auto at = [&](const Extent3& lo) {
+        return Extent3{lo[0] + static_cast<std::size_t>(c[0]), lo[1] + static_cast<std::size_t>(c[1]),
+                       lo[2] + static_cast<std::size_t>(c[2])};
+      };
+      boxed.at(offset(step.dst.alloc, at(step.dst.lo))) = src.at(offset(step.src.alloc, at(step.src.lo)));
+    });
+    if (step.contiguous) {
+      const std::size_t n = step.size[0] * step.size[1] * step.size[2];
+      const std::size_t from = offset(step.src.alloc, step.src.lo);
+      const std::size_t to = offset(step.dst.alloc, step.dst.lo);
+      ASSERT_LE(from + n, src.size());
+      ASSERT_LE(to + n, dst.size());
+      std::copy(src.begin() + static_cast<std::ptrdiff_t>(from), src.begin() + static_cast<std::ptrdiff_t>(from + n),
+                dst.begin() + static_cast<std::ptrdiff_t>(to));
+      ASSERT_EQ(dst, boxed) << "a step marked contiguous is not one run";
+    } else {
+      dst = boxed;
+    }
+  };
+  std::size_t remote = 0;
+  for (const cush::detail::ExchangePhase& phase : program.phases) {
+    for (const auto& step : phase.sends) {
+      run(step);
+      // Steps on a sender's stream touch that sender's buffers, the receiver's ghosts or its
+      // receive buffer (after waiting for the receiver's start).
+      if (step.src.buffer.kind == BufferRef::Kind::block) EXPECT_EQ(step.src.buffer.index, step.stream);
+    }
+    for (const auto& step : phase.receives) {
+      run(step);
+      EXPECT_EQ(step.dst.buffer.index, step.stream);
+      EXPECT_EQ(step.src.buffer.kind, BufferRef::Kind::recv);
+    }
+    remote += phase.links.size();
+  }
+  if (g.size() == 1) EXPECT_EQ(remote, 0U);
+  verify_buffers(g, blocks);
+}
+
+TEST(ExchangeProgram, RunOnHostArraysFillsEveryGhost) {
+  std::mt19937 rng(14);
+  for (int trial = 0; trial < 400; ++trial) run_program(random_grid(rng));
+  for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 2, 1}, Extent3{1, 1, 2}, Extent3{1, 1, 1}})
+    for (bool periodic : {false, true}) {
+      GridOptions o;
+      o.blocks = blocks;
+      o.halo = 2;
+      o.periodic = {periodic, periodic, periodic};
+      run_program(Decomposition(Extent3{9, 10, 11}, 3, blocks[0] * blocks[1] * blocks[2], o));
+    }
+}
+
+TEST(ExchangeProgram, ContiguousFacesSkipPackAndUnpack) {
+  // Blocks split along z: the z faces (whole x-y planes with their ghosts) are runs, so each
+  // message is one device-to-device copy and needs no staging.
+  GridOptions o;
+  o.halo = 2;
+  const Decomposition z(Extent3{16, 12, 20}, 3, 2, o);
+  ASSERT_EQ(z.blocks(), (Extent3{1, 1, 2}));
+  const cush::detail::ExchangeProgram pz = cush::detail::exchange_program(z);
+  ASSERT_EQ(pz.phases.size(), 1U);
+  EXPECT_EQ(pz.phases[0].sends.size(), 2U);
+  EXPECT_TRUE(pz.phases[0].receives.empty());
+  for (const auto& step : pz.phases[0].sends) EXPECT_TRUE(step.contiguous);
+  // Split along x: an x face is 2 cells wide in every row, so it is packed, copied, unpacked.
+  o.blocks = {2, 1, 1};
+  const Decomposition x(Extent3{16, 12, 20}, 3, 2, o);
+  const cush::detail::ExchangeProgram px = cush::detail::exchange_program(x);
+  ASSERT_EQ(px.phases.size(), 1U);
+  EXPECT_EQ(px.phases[0].sends.size(), 4U);  // 2 packs + 2 copies
+  EXPECT_EQ(px.phases[0].receives.size(), 2U);
+  EXPECT_EQ(px.send_cells[0], 2U * 12U * 20U);
+  EXPECT_EQ(px.phases[0].links.size(), 2U);
+  EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{8, 4, 2}));
+  EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{8, 2, 1}));
+  EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{5, 1, 1}));
+  EXPECT_FALSE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{8, 2, 2}));
+  EXPECT_FALSE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{7, 2, 1}));
 }
 
 }  // namespace

@@ -23,7 +23,4 @@ struct BoxSide {
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
                      cudaStream_t stream);
 
-/// True if the box's cells form one run in memory.
-[[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
-
 }  // namespace cush::detail

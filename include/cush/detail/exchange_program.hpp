@@ -1,0 +1,67 @@
+#pragma once
+// The halo exchange of a Field as a program of copies over symbolic buffers: which box is
+// packed, which bytes cross to which device, which box is unpacked, on whose stream. Pure host
+// code, so CI runs it on host arrays (tests/host/test_grid.cpp); the GPU engine (field.cpp)
+// maps the buffers to device memory and the steps to kernels and copies.
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "cush/grid.hpp"
+
+namespace cush::detail {
+
+/// A buffer of the exchange: a block's buffer (index = block), or the send / receive staging
+/// buffer of a message (index = message number), which lives on the sender / the receiver.
+struct BufferRef {
+  enum class Kind { block, send, recv };
+  Kind kind = Kind::block;
+  std::size_t index = 0;
+  friend bool operator==(const BufferRef&, const BufferRef&) = default;
+};
+
+/// One side of a step: a buffer of `alloc` cells (x fastest) and the first corner in it.
+struct StepSide {
+  BufferRef buffer;
+  Extent3 alloc{};
+  Extent3 lo{};
+};
+
+/// A box of `size` cells from `src` to `dst`, run on the stream of block `stream`. A step whose
+/// both sides are contiguous runs are `contiguous`: one linear copy (across devices when the
+/// buffers are on two), otherwise a box-copy kernel on one device.
+struct ExchangeStep {
+  std::size_t stream = 0;
+  StepSide src;
+  StepSide dst;
+  Extent3 size{};
+  bool contiguous = false;
+};
+
+/// One phase (axis): `sends` run on the senders' streams (packs, copies within a device, copies
+/// between devices), then every receiver waits for its senders (`links`), then `receives`
+/// (unpacks) run on the receivers' streams. Before its sends, a sender waits for the start of the
+/// phase on each receiver it writes to.
+struct ExchangePhase {
+  std::vector<ExchangeStep> sends;
+  std::vector<std::pair<std::size_t, std::size_t>> links;  // (sender, receiver), distinct blocks, once each
+  std::vector<ExchangeStep> receives;
+};
+
+struct ExchangeProgram {
+  std::vector<ExchangePhase> phases;
+  /// Cells of the staging buffers of each message (0: the message needs none on that side).
+  std::vector<std::size_t> send_cells;
+  std::vector<std::size_t> recv_cells;
+  /// The block each message's staging buffers belong to (sender, receiver).
+  std::vector<std::pair<std::size_t, std::size_t>> ends;
+};
+
+/// True if a box of `size` cells of a buffer of `alloc` cells is one run in memory.
+[[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
+
+/// The program of one full exchange of `grid`.
+[[nodiscard]] ExchangeProgram exchange_program(const Decomposition& grid);
+
+}  // namespace cush::detail

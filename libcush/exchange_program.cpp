@@ -1,0 +1,64 @@
+#include "cush/detail/exchange_program.hpp"
+
+#include <algorithm>
+
+#include "cush/halo.hpp"
+
+namespace cush::detail {
+
+bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept {
+  if (size[1] * size[2] <= 1) return true;   // one row, or part of one
+  if (size[0] != alloc[0]) return false;      // rows with gaps between them
+  return size[2] == 1 || size[1] == alloc[1];  // whole rows of one plane, or whole planes
+}
+
+namespace {
+
+Extent3 buffer_lo(const Decomposition& grid, const Box& local) {
+  Extent3 lo{};
+  for (std::size_t a = 0; a < 3; ++a) lo[a] = static_cast<std::size_t>(local.lo[a] + static_cast<std::ptrdiff_t>(grid.halo(a)));
+  return lo;
+}
+
+}  // namespace
+
+ExchangeProgram exchange_program(const Decomposition& grid) {
+  ExchangeProgram program;
+  using Kind = BufferRef::Kind;
+  for (const HaloPhase& phase : halo_schedule(grid)) {
+    ExchangePhase out;
+    for (const HaloMessage& m : phase.messages) {
+      const std::size_t id = program.ends.size();
+      program.ends.emplace_back(m.from, m.to);
+      const StepSide src{{Kind::block, m.from}, grid.allocated(m.from), buffer_lo(grid, m.src)};
+      const StepSide dst{{Kind::block, m.to}, grid.allocated(m.to), buffer_lo(grid, m.dst)};
+      const Extent3 size = m.src.size;
+      const std::size_t cells = m.src.volume();
+      const bool src_run = box_is_contiguous(src.alloc, size);
+      const bool dst_run = box_is_contiguous(dst.alloc, size);
+      program.send_cells.push_back(0);
+      program.recv_cells.push_back(0);
+      if (m.from == m.to) {
+        // Within one buffer: one step, a linear copy if both boxes are runs.
+        out.sends.push_back(ExchangeStep{m.from, src, dst, size, src_run && dst_run});
+        continue;
+      }
+      // The staging buffers hold the box as a dense array of its own size.
+      const StepSide send{{Kind::send, id}, size, {}};
+      const StepSide recv{{Kind::recv, id}, size, {}};
+      if (!src_run) {
+        program.send_cells[id] = cells;
+        out.sends.push_back(ExchangeStep{m.from, src, send, size, false});
+      }
+      if (!dst_run) program.recv_cells[id] = cells;
+      out.sends.push_back(ExchangeStep{m.from, src_run ? src : send, dst_run ? dst : recv, size, true});
+      if (!dst_run) out.receives.push_back(ExchangeStep{m.to, recv, dst, size, false});
+      const std::pair<std::size_t, std::size_t> link{m.from, m.to};
+      if (std::find(out.links.begin(), out.links.end(), link) == out.links.end()) out.links.push_back(link);
+    }
+    program.phases.push_back(std::move(out));
+  }
+  return program;
+}
+
+}  // namespace cush::detail
