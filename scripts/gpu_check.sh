@@ -3,7 +3,7 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench,devbench
+#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench,devbench,halobench
 #                (default: all but report; test1 runs the suite with one GPU visible; report runs
 #                scripts/report.sh and packs docs/results into $OUT/results.tgz)
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
@@ -102,7 +102,14 @@ if has devbench; then
   python3 tools/summarize_device_ops.py "$OUT/device_ops.json" >"$OUT/device_ops.md" 2>&1 || true
 fi
 
+if has halobench; then
+  timeout 600 "$build/bench/bench_halo" --benchmark_out="$OUT/halo.json" --benchmark_out_format=json >"$OUT/halobench.log" 2>&1
+  note "bench_halo: rc $? ($(elapsed))"
+  python3 tools/summarize_halo.py "$OUT/halo.json" >"$OUT/halo.md" 2>&1 || true
+fi
+
 echo
+[ -f "$OUT/halo.md" ] && cat "$OUT/halo.md"
 [ -f "$OUT/device_ops.md" ] && cat "$OUT/device_ops.md"
 [ -f "$OUT/host_ops.md" ] && tail -40 "$OUT/host_ops.md"
 [ -f "$OUT/probe.md" ] && tail -45 "$OUT/probe.md"
