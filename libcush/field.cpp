@@ -89,24 +89,51 @@ struct FieldEngine::Impl {
     }
   }
 
+  // The block whose memory a step writes (staging buffers live on their message's ends).
+  std::size_t writes_on(const BufferRef& b) const {
+    switch (b.kind) {
+      case BufferRef::Kind::send: return program.ends.at(b.index).first;
+      case BufferRef::Kind::recv: return program.ends.at(b.index).second;
+      case BufferRef::Kind::block: break;
+    }
+    return b.index;
+  }
+
   void run(std::span<void* const> data) {
     const std::size_t p = devices.size();
     for (const ExchangePhase& phase : program.phases) {
       // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
-      // earlier exchange work (which read them) is done.
+      // earlier exchange work (which read them) is done: it waits for the receiver's start of
+      // the phase just before its first step into the receiver (its packs run before).
       for (std::size_t k = 0; k < p; ++k) start[k].record(streams[k].get());
-      for (const auto& [from, to] : phase.links) start[to].wait_in(streams[from].get());
-      for (const ExchangeStep& s : phase.sends) step(s, data);
-      // Receivers continue once their senders' copies are done.
+      std::vector<char> waited(p * p, 0);
+      for (const ExchangeStep& s : phase.sends) {
+        const std::size_t target = writes_on(s.dst.buffer);
+        if (target != s.stream && waited[s.stream * p + target] == 0) {
+          waited[s.stream * p + target] = 1;
+          start[target].wait_in(streams[s.stream].get());
+        }
+        step(s, data);
+      }
+      // Receivers continue once their senders' copies are done. Every sender's end is recorded
+      // before any receiver waits, so no wait adds a dependency on a third device.
       std::vector<char> recorded(p, 0);
       for (const auto& [from, to] : phase.links) {
-        if (recorded[from] == 0) {
-          done[from].record(streams[from].get());
-          recorded[from] = 1;
-        }
-        done[from].wait_in(streams[to].get());
+        if (recorded[from] != 0) continue;
+        done[from].record(streams[from].get());
+        recorded[from] = 1;
       }
+      for (const auto& [from, to] : phase.links) done[from].wait_in(streams[to].get());
       for (const ExchangeStep& s : phase.receives) step(s, data);
+    }
+  }
+
+  // After a failed enqueue: let whatever was enqueued finish, so no copy outlives the call's
+  // consequences unseen.
+  void drain() noexcept {
+    for (const Stream& s : streams) {
+      const DeviceGuard guard(s.device());
+      CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
     }
   }
 
@@ -128,6 +155,17 @@ struct FieldEngine::Impl {
     c.extent = cudaExtent{o.size[0] * element_size, o.size[1], o.size[2]};
     c.kind = cudaMemcpyDefault;
     const DeviceGuard guard(devices[k]);
+    if (o.size[1] * o.size[2] == 1) {
+      // One row (1D grids): a plain copy, free of the 3D copy's pitch limits.
+      const auto lo = [&](std::size_t a) { return static_cast<std::size_t>(o.lo[a]); };
+      auto* h0 = static_cast<std::byte*>(host) + (lo(0) + e[0] * (lo(1) + e[1] * lo(2))) * element_size;
+      auto* d0 = static_cast<std::byte*>(device) +
+                 (grid.halo(0) + alloc[0] * (grid.halo(1) + alloc[1] * grid.halo(2))) * element_size;
+      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(to_device ? d0 : h0, to_device ? h0 : d0, o.size[0] * element_size,
+                                         cudaMemcpyDefault, stream),
+                         "block " + std::to_string(k));
+      return;
+    }
     CUSH_CUDA_CHECK_AT(cudaMemcpy3DAsync(&c, stream), "block " + std::to_string(k));
   }
 };
@@ -147,7 +185,12 @@ void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cu
     impl_->ready[k].record(streams[k]);
     impl_->ready[k].wait_in(impl_->streams[k].get());
   }
-  impl_->run(data);
+  try {
+    impl_->run(data);
+  } catch (...) {
+    impl_->drain();
+    throw;
+  }
   impl_->in_flight = true;
 }
 

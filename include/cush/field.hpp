@@ -14,7 +14,11 @@
 ///     field.for_each([](cush::Block<double> b) { for (auto box : grid.boundary(b.pos, 1)) step(b, box); });
 ///
 /// Between start and finish the kernels may read every owned cell but must not write the
-/// cells the exchange sends (the outermost `halo` layers) nor touch the ghost cells.
+/// cells the exchange sends (the outermost `halo` layers of each side with a neighbour) nor
+/// touch the ghost cells: write the step's result into another field. Ghosts beyond a
+/// non-periodic edge of the grid hold what the user puts there (boundary values); the exchange
+/// never writes them from owned cells, but the edge and corner ghosts of a block that lie beyond
+/// such an edge and also beyond a neighbour's face receive that neighbour's boundary ghosts.
 
 #include <cuda_runtime_api.h>
 
@@ -24,15 +28,18 @@
 #include <utility>
 #include <vector>
 
+#include "cush/device_guard.hpp"
 #include "cush/device_set.hpp"
 #include "cush/distribution.hpp"
 #include "cush/grid.hpp"
 #include "cush/plan.hpp"
 
+#ifndef CUSH_HOST_DEVICE
 #if defined(__CUDACC__)
 #define CUSH_HOST_DEVICE __host__ __device__
 #else
 #define CUSH_HOST_DEVICE
+#endif
 #endif
 
 namespace cush {
@@ -99,6 +106,9 @@ class Field {
   /// A grid of `extent` cells with `dims` axes, decomposed over `devices` with `options`.
   Field(DeviceSet devices, const Extent3& extent, std::size_t dims, const GridOptions& options = {})
       : Field(devices, Decomposition(extent, dims, devices.size(), options)) {}
+  Field(Field&&) noexcept = default;
+  /// Not assignable: the old buffers could still be in use by an exchange in flight.
+  Field& operator=(Field&&) = delete;
 
   [[nodiscard]] const Decomposition& grid() const noexcept { return grid_; }
   [[nodiscard]] const DeviceSet& devices() const noexcept { return plan_.devices(); }
@@ -110,10 +120,14 @@ class Field {
     return Block<T>{s.data(), grid_.allocated(k), {grid_.halo(0), grid_.halo(1), grid_.halo(2)},
                     grid_.owned(k), s.device(), k, s.stream()};
   }
-  /// Calls f(block(k)) for every block, in order.
+  /// Calls f(block(k)) for every block, in order, with the block's device current.
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t k = 0; k < grid_.size(); ++k) f(block(k));
+    for (std::size_t k = 0; k < grid_.size(); ++k) {
+      const Block<T> b = block(k);
+      const DeviceGuard guard(b.device);
+      f(b);
+    }
   }
 
   /// The global array `host` (extent cells, x fastest, no ghosts) into the blocks' owned cells.

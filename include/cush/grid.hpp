@@ -85,7 +85,9 @@ class Decomposition {
   /// The owned cells (local coordinates) whose stencil of `radius` reads no ghost cell that the
   /// exchange writes: the owned box shrunk by `radius` on every side that has a neighbour.
   /// Ghost cells on a non-periodic edge of the grid are the user's (boundary values), so the
-  /// cells next to them count as interior. Throws InvalidArgument if radius > halo depth.
+  /// cells next to them count as interior. With radius < halo depth the interior still holds
+  /// cells that the exchange sends: update them during an exchange only into another field.
+  /// Throws InvalidArgument if radius > halo depth.
   [[nodiscard]] Box interior(std::size_t block, std::size_t radius) const;
   /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
   /// within the interior's z range, then x slabs within its y and z ranges).

@@ -96,20 +96,35 @@ void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& b
   o.blocks = blocks;
   for (std::size_t a = 0; a < c.dims; ++a) o.periodic[a] = periodic;
   cush::Field<T> f(cush::DeviceSet(ids), cush::Decomposition(c.extent, c.dims, ids.size(), o));
-  const std::vector<T> in = random_values<T>(c.extent[0] * c.extent[1] * c.extent[2], static_cast<unsigned>(depth));
-  f.scatter(in.data());
-  // A slow kernel on a block's stream before the exchange: the exchange must wait for it.
-  cush_test::spin(f.block(0).stream, 20);
+  // Every cell starts as NaN (all bits set), which equals nothing: a ghost the exchange missed
+  // fails the comparison.
+  f.for_each([&](cush::Block<T> b) {
+    ASSERT_EQ(cudaMemset(b.data, 0xFF, f.grid().allocated_cells(b.pos) * sizeof(T)), cudaSuccess);
+  });
+  const std::size_t n = c.extent[0] * c.extent[1] * c.extent[2];
+  const auto seed = static_cast<unsigned>(100 * c.dims + 10 * depth + (periodic ? 1 : 0));
+  const std::vector<T> first = random_values<T>(n, seed);
+  const std::vector<T> second = random_values<T>(n, seed + 1000);
+  const std::vector<T> third = random_values<T>(n, seed + 2000);
+  f.scatter(first.data());
+  {
+    // A slow kernel on a block's stream, then new data behind it: the exchange must send the new
+    // data, so it must wait for both.
+    const cush::DeviceGuard guard(f.block(0).device);
+    cush_test::spin(f.block(0).stream, 20);
+  }
+  f.scatter(second.data());
   f.exchange_start();
   // Work on the blocks' streams runs while the exchange is in flight.
   f.for_each([](cush::Block<T> b) { cush_test::spin(b.stream, 5); });
   f.exchange_finish();
   f.wait();
-  expect_blocks_match(f, in, true);
-  // A second exchange reuses the buffers and events.
+  expect_blocks_match(f, second, true);
+  // A second exchange reuses the buffers and events and sends the owned cells anew.
+  f.scatter(third.data());
   f.exchange();
   f.wait();
-  expect_blocks_match(f, in, true);
+  expect_blocks_match(f, third, true);
 }
 
 TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
