@@ -12,22 +12,13 @@
 
 namespace cush::detail {
 
-void throw_block_count(std::size_t devices, std::size_t blocks) {
-  throw InvalidArgument("cush::Field", "devices",
-                        std::to_string(devices) + " devices for a decomposition of " + std::to_string(blocks) + " blocks");
-}
-
-Distribution block_distribution(const Decomposition& grid) {
-  std::vector<std::size_t> cells;
-  for (std::size_t k = 0; k < grid.size(); ++k) cells.push_back(grid.allocated_cells(k));
-  return Distribution::custom([cells](std::size_t, std::span<const DeviceInfo>) { return cells; }, "grid blocks");
-}
-
-std::size_t total_cells(const Decomposition& grid) {
-  std::size_t n = 0;
-  for (std::size_t k = 0; k < grid.size(); ++k) n += grid.allocated_cells(k);
-  return n;
-}
+struct FieldStreams {
+  DeviceSet devices;
+  std::vector<Stream> streams;
+  explicit FieldStreams(DeviceSet d) : devices(std::move(d)) {
+    for (int id : devices) streams.emplace_back(id);
+  }
+};
 
 struct FieldEngine::Impl {
   DeviceSet devices;
@@ -215,3 +206,73 @@ void FieldEngine::gather(void* host, std::span<void* const> data, std::span<cons
 }
 
 }  // namespace cush::detail
+
+namespace cush {
+
+FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size) : grid_(std::move(grid)) {
+  if (devices.size() != grid_.size())
+    throw InvalidArgument("cush::Field", "devices",
+                          std::to_string(devices.size()) + " devices for a decomposition of " +
+                              std::to_string(grid_.size()) + " blocks");
+  // Everything is checked before the first allocation.
+  for (std::size_t k = 0; k < grid_.size(); ++k) {
+    const std::size_t needed = grid_.allocated_cells(k) * element_size;
+    const std::size_t available = devices.free_memory(k);
+    if (needed > available) throw OutOfMemory("cush::Field", devices[k], needed, available);
+  }
+  streams_ = std::make_shared<detail::FieldStreams>(std::move(devices));
+  allocate(element_size);
+}
+
+FieldBase::FieldBase(const FieldBase& like, std::size_t element_size) : grid_(like.grid_), streams_(like.streams_) {
+  allocate(element_size);
+}
+
+void FieldBase::allocate(std::size_t element_size) {
+  for (std::size_t k = 0; k < grid_.size(); ++k) {
+    buffers_.emplace_back(streams_->devices[k], grid_.allocated_cells(k) * element_size);
+    data_.push_back(buffers_.back().data());
+  }
+  engine_ = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size);
+}
+
+FieldBase::FieldBase(FieldBase&&) noexcept = default;
+
+// The blocks' streams may still run kernels on the buffers: wait for them first (the engine
+// waits for its own streams as it is destroyed, before the buffers go).
+FieldBase::~FieldBase() {
+  if (!streams_) return;  // moved from
+  for (const Stream& s : streams_->streams) {
+    const DeviceGuard guard(s.device());
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
+  }
+  engine_.reset();
+}
+
+const DeviceSet& FieldBase::devices() const noexcept { return streams_->devices; }
+
+cudaStream_t FieldBase::stream(std::size_t k) const { return streams_->streams.at(k).get(); }
+
+void* FieldBase::block_data(std::size_t k) const { return data_.at(k); }
+
+int FieldBase::block_device(std::size_t k) const { return streams_->devices[k]; }
+
+std::vector<cudaStream_t> FieldBase::stream_list() const {
+  std::vector<cudaStream_t> list;
+  for (const Stream& s : streams_->streams) list.push_back(s.get());
+  return list;
+}
+
+void FieldBase::exchange_start() { engine_->exchange_start(data_, stream_list()); }
+
+void FieldBase::exchange_finish() { engine_->exchange_finish(stream_list()); }
+
+void FieldBase::wait() const {
+  for (const Stream& s : streams_->streams) s.synchronize();
+}
+
+void FieldBase::scatter_bytes(const void* host) { engine_->scatter(host, data_, stream_list()); }
+
+void FieldBase::gather_bytes(void* host) { engine_->gather(host, data_, stream_list()); }
+
+}  // namespace cush

@@ -29,10 +29,9 @@
 #include <vector>
 
 #include "cush/device_guard.hpp"
+#include "cush/device_buffer.hpp"
 #include "cush/device_set.hpp"
-#include "cush/distribution.hpp"
 #include "cush/grid.hpp"
-#include "cush/plan.hpp"
 
 #ifndef CUSH_HOST_DEVICE
 #if defined(__CUDACC__)
@@ -87,43 +86,86 @@ class FieldEngine {
   std::unique_ptr<Impl> impl_;
 };
 
-[[noreturn]] void throw_block_count(std::size_t devices, std::size_t blocks);
-/// Element counts of the blocks' buffers, for the plan that owns them.
-Distribution block_distribution(const Decomposition& grid);
-std::size_t total_cells(const Decomposition& grid);
+/// The devices and the blocks' streams, shared by the fields made alike (Field::alike).
+struct FieldStreams;
 
 }  // namespace detail
 
-/// @brief A field of T on a grid decomposed over a device set (block k on devices[k]).
-template <class T>
-class Field {
+/// @brief The type-independent part of a Field (see Field<T>).
+class FieldBase {
  public:
-  /// Throws InvalidArgument if the decomposition does not have one block per device.
-  Field(DeviceSet devices, Decomposition grid)
-      : grid_(std::move(grid)),
-        plan_(checked(std::move(devices), grid_), detail::total_cells(grid_), detail::block_distribution(grid_)),
-        engine_(std::make_unique<detail::FieldEngine>(plan_.devices(), grid_, sizeof(T))) {}
+  FieldBase(FieldBase&&) noexcept;
+  /// Not assignable: the old buffers could still be in use by an exchange in flight.
+  FieldBase& operator=(FieldBase&&) = delete;
+  FieldBase(const FieldBase&) = delete;
+  FieldBase& operator=(const FieldBase&) = delete;
+  /// Waits for the blocks' streams and the exchange, then frees the buffers.
+  ~FieldBase();
+
+  [[nodiscard]] const Decomposition& grid() const noexcept { return grid_; }
+  [[nodiscard]] const DeviceSet& devices() const noexcept;
+  /// The stream of block k (shared by every field made alike).
+  [[nodiscard]] cudaStream_t stream(std::size_t k) const;
+
+  /// Starts filling every ghost cell with the value of the cell it stands for, after the work
+  /// already enqueued on the blocks' streams. Throws if an exchange is already in flight.
+  void exchange_start();
+  /// Orders the blocks' streams after the exchange (does not block the host).
+  void exchange_finish();
+  /// exchange_start() and exchange_finish().
+  void exchange() {
+    exchange_start();
+    exchange_finish();
+  }
+  /// Blocks until all work on the blocks' streams is done (finish an exchange first); throws
+  /// CudaError if any of it failed.
+  void wait() const;
+
+ protected:
+  FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size);
+  /// A field on `like`'s grid, devices and streams.
+  FieldBase(const FieldBase& like, std::size_t element_size);
+  [[nodiscard]] void* block_data(std::size_t k) const;
+  [[nodiscard]] int block_device(std::size_t k) const;
+  void scatter_bytes(const void* host);
+  void gather_bytes(void* host);
+
+ private:
+  void allocate(std::size_t element_size);
+  [[nodiscard]] std::vector<cudaStream_t> stream_list() const;
+  Decomposition grid_;
+  std::shared_ptr<detail::FieldStreams> streams_;
+  std::vector<DeviceBuffer> buffers_;
+  std::vector<void*> data_;
+  std::unique_ptr<detail::FieldEngine> engine_;
+};
+
+/// @brief A field of T on a grid decomposed over a device set (block k on devices[k]).
+///
+/// Fields made alike (`Field<U>::alike(u)`) share the grid, the devices and the blocks' streams, so
+/// a kernel that reads one and writes the other is ordered with both (double buffering).
+template <class T>
+class Field : public FieldBase {
+ public:
+  /// Throws InvalidArgument if the decomposition does not have one block per device, and
+  /// OutOfMemory if a block's buffer does not fit its device.
+  Field(DeviceSet devices, Decomposition grid) : FieldBase(std::move(devices), std::move(grid), sizeof(T)) {}
   /// A grid of `extent` cells with `dims` axes, decomposed over `devices` with `options`.
   Field(DeviceSet devices, const Extent3& extent, std::size_t dims, const GridOptions& options = {})
       : Field(devices, Decomposition(extent, dims, devices.size(), options)) {}
+  /// A new field (uninitialized) on the grid, devices and streams of `like` (a Field of any
+  /// type): `auto next = cush::Field<double>::alike(u);`.
+  [[nodiscard]] static Field alike(const FieldBase& like) { return Field(like, Alike{}); }
   Field(Field&&) noexcept = default;
-  /// Not assignable: the old buffers could still be in use by an exchange in flight.
-  Field& operator=(Field&&) = delete;
-
-  [[nodiscard]] const Decomposition& grid() const noexcept { return grid_; }
-  [[nodiscard]] const DeviceSet& devices() const noexcept { return plan_.devices(); }
-  /// The plan that owns the buffers and streams (its segments are the blocks' buffers).
-  [[nodiscard]] Plan<T>& plan() noexcept { return plan_; }
 
   [[nodiscard]] Block<T> block(std::size_t k) const {
-    const Segment<T> s = plan_.segment(k);
-    return Block<T>{s.data(), grid_.allocated(k), {grid_.halo(0), grid_.halo(1), grid_.halo(2)},
-                    grid_.owned(k), s.device(), k, s.stream()};
+    return Block<T>{static_cast<T*>(block_data(k)), grid().allocated(k), {grid().halo(0), grid().halo(1), grid().halo(2)},
+                    grid().owned(k), block_device(k), k, stream(k)};
   }
   /// Calls f(block(k)) for every block, in order, with the block's device current.
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t k = 0; k < grid_.size(); ++k) {
+    for (std::size_t k = 0; k < grid().size(); ++k) {
       const Block<T> b = block(k);
       const DeviceGuard guard(b.device);
       f(b);
@@ -132,42 +174,13 @@ class Field {
 
   /// The global array `host` (extent cells, x fastest, no ghosts) into the blocks' owned cells.
   /// `host` must stay valid and unchanged until wait() returns.
-  void scatter(const T* host) { engine_->scatter(host, data(), streams()); }
+  void scatter(const T* host) { scatter_bytes(host); }
   /// The blocks' owned cells into the global array `host`, valid after wait().
-  void gather(T* host) { engine_->gather(host, data(), streams()); }
-
-  /// Starts filling every ghost cell with the value of the cell it stands for, after the work
-  /// already enqueued on the blocks' streams. Throws if an exchange is already in flight.
-  void exchange_start() { engine_->exchange_start(data(), streams()); }
-  /// Orders the blocks' streams after the exchange (does not block the host).
-  void exchange_finish() { engine_->exchange_finish(streams()); }
-  /// exchange_start() and exchange_finish().
-  void exchange() {
-    exchange_start();
-    exchange_finish();
-  }
-  /// Blocks until all work on the blocks' streams is done (finish an exchange first).
-  void wait() const { plan_.wait(); }
+  void gather(T* host) { gather_bytes(host); }
 
  private:
-  static DeviceSet checked(DeviceSet devices, const Decomposition& grid) {
-    if (devices.size() != grid.size()) detail::throw_block_count(devices.size(), grid.size());
-    return devices;
-  }
-  std::vector<void*> data() const {
-    std::vector<void*> d;
-    for (std::size_t k = 0; k < grid_.size(); ++k) d.push_back(plan_.segment(k).data());
-    return d;
-  }
-  std::vector<cudaStream_t> streams() const {
-    std::vector<cudaStream_t> s;
-    for (std::size_t k = 0; k < grid_.size(); ++k) s.push_back(plan_.stream(k));
-    return s;
-  }
-
-  Decomposition grid_;
-  Plan<T> plan_;
-  std::unique_ptr<detail::FieldEngine> engine_;
+  struct Alike {};
+  Field(const FieldBase& like, Alike) : FieldBase(like, sizeof(T)) {}
 };
 
 }  // namespace cush

@@ -156,6 +156,34 @@ TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
       }
 }
 
+TEST(Field, FieldsMadeAlikeShareTheStreams) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::vector<int> ids = cush_test::device_orders().back();
+  GridOptions o;
+  o.halo = 2;
+  o.periodic = {true, false, true};
+  cush::Field<float> u(cush::DeviceSet(ids), Extent3{29, 31, 17}, 3, o);
+  cush::Field<float> v = cush::Field<float>::alike(u);
+  ASSERT_EQ(v.grid().blocks(), u.grid().blocks());
+  const std::size_t n = 29 * 31 * 17;
+  const std::vector<float> g = random_values<float>(n, 5);
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = 2.0f * g[i] + 1.0f;
+  u.scatter(g.data());
+  // v = 2u + 1 on the shared streams, behind a slow kernel; v's exchange must see it.
+  u.for_each([&](cush::Block<float> b) {
+    const cush::Block<float> out = v.block(b.pos);
+    ASSERT_EQ(out.stream, b.stream);
+    const std::size_t cells = u.grid().allocated_cells(b.pos);
+    cush_test::spin(b.stream, 10);
+    ASSERT_EQ(cudaMemcpyAsync(out.data, b.data, cells * sizeof(float), cudaMemcpyDefault, b.stream), cudaSuccess);
+    cush_test::affine(out.data, cells, 2.0f, 1.0f, b.stream);
+  });
+  v.exchange();
+  v.wait();
+  expect_blocks_match(v, want, true);
+}
+
 TEST(Field, MisuseIsRejected) {
   CUSH_REQUIRE_GPUS(1);
   cush::Field<float> f(cush::DeviceSet{0}, Extent3{16, 16, 1}, 2);
