@@ -1,6 +1,7 @@
 #include "cush/field.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "cush/detail/box_copy.hpp"
@@ -122,10 +123,7 @@ struct FieldEngine::Impl {
   // After a failed enqueue: let whatever was enqueued finish, so no copy outlives the call's
   // consequences unseen.
   void drain() noexcept {
-    for (const Stream& s : streams) {
-      const DeviceGuard guard(s.device());
-      CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
-    }
+    for (const Stream& s : streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
   }
 
   // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block.
@@ -214,21 +212,25 @@ FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_
     throw InvalidArgument("cush::Field", "devices",
                           std::to_string(devices.size()) + " devices for a decomposition of " +
                               std::to_string(grid_.size()) + " blocks");
-  // Everything is checked before the first allocation.
-  for (std::size_t k = 0; k < grid_.size(); ++k) {
-    const std::size_t needed = grid_.allocated_cells(k) * element_size;
-    const std::size_t available = devices.free_memory(k);
-    if (needed > available) throw OutOfMemory("cush::Field", devices[k], needed, available);
-  }
   streams_ = std::make_shared<detail::FieldStreams>(std::move(devices));
   allocate(element_size);
 }
 
 FieldBase::FieldBase(const FieldBase& like, std::size_t element_size) : grid_(like.grid_), streams_(like.streams_) {
+  if (!streams_) throw InvalidArgument("cush::Field::alike", "like", "was moved from");
   allocate(element_size);
 }
 
 void FieldBase::allocate(std::size_t element_size) {
+  // Everything is checked before the first allocation.
+  for (std::size_t k = 0; k < grid_.size(); ++k) {
+    const std::size_t cells = grid_.allocated_cells(k);
+    if (element_size != 0 && cells > std::numeric_limits<std::size_t>::max() / element_size)
+      throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
+    const std::size_t needed = cells * element_size;
+    const std::size_t available = streams_->devices.free_memory(k);
+    if (needed > available) throw OutOfMemory("cush::Field", streams_->devices[k], needed, available);
+  }
   for (std::size_t k = 0; k < grid_.size(); ++k) {
     buffers_.emplace_back(streams_->devices[k], grid_.allocated_cells(k) * element_size);
     data_.push_back(buffers_.back().data());
@@ -242,10 +244,8 @@ FieldBase::FieldBase(FieldBase&&) noexcept = default;
 // waits for its own streams as it is destroyed, before the buffers go).
 FieldBase::~FieldBase() {
   if (!streams_) return;  // moved from
-  for (const Stream& s : streams_->streams) {
-    const DeviceGuard guard(s.device());
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
-  }
+  // cudaStreamSynchronize needs no current device (and a device switch could throw here).
+  for (const Stream& s : streams_->streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
   engine_.reset();
 }
 

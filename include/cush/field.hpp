@@ -94,13 +94,10 @@ struct FieldStreams;
 /// @brief The type-independent part of a Field (see Field<T>).
 class FieldBase {
  public:
-  FieldBase(FieldBase&&) noexcept;
   /// Not assignable: the old buffers could still be in use by an exchange in flight.
   FieldBase& operator=(FieldBase&&) = delete;
   FieldBase(const FieldBase&) = delete;
   FieldBase& operator=(const FieldBase&) = delete;
-  /// Waits for the blocks' streams and the exchange, then frees the buffers.
-  ~FieldBase();
 
   [[nodiscard]] const Decomposition& grid() const noexcept { return grid_; }
   [[nodiscard]] const DeviceSet& devices() const noexcept;
@@ -122,6 +119,9 @@ class FieldBase {
   void wait() const;
 
  protected:
+  FieldBase(FieldBase&&) noexcept;
+  /// Waits for the blocks' streams and the exchange, then frees the buffers.
+  ~FieldBase();
   FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size);
   /// A field on `like`'s grid, devices and streams.
   FieldBase(const FieldBase& like, std::size_t element_size);

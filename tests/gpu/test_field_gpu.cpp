@@ -99,7 +99,7 @@ void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& b
   // Every cell starts as NaN (all bits set), which equals nothing: a ghost the exchange missed
   // fails the comparison.
   f.for_each([&](cush::Block<T> b) {
-    ASSERT_EQ(cudaMemset(b.data, 0xFF, f.grid().allocated_cells(b.pos) * sizeof(T)), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(b.data, 0xFF, f.grid().allocated_cells(b.pos) * sizeof(T), b.stream), cudaSuccess);
   });
   const std::size_t n = c.extent[0] * c.extent[1] * c.extent[2];
   const auto seed = static_cast<unsigned>(100 * c.dims + 10 * depth + (periodic ? 1 : 0));
@@ -182,6 +182,14 @@ TEST(Field, FieldsMadeAlikeShareTheStreams) {
   v.exchange();
   v.wait();
   expect_blocks_match(v, want, true);
+  // A field of another type made alike: same grid, its own buffers of doubles.
+  auto w = cush::Field<double>::alike(u);
+  const std::vector<double> d = random_values<double>(n, 6);
+  w.scatter(d.data());
+  w.exchange();
+  w.wait();
+  expect_blocks_match(w, d, true);
+  expect_blocks_match(v, want, true);  // untouched by w
 }
 
 TEST(Field, MisuseIsRejected) {
