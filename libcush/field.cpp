@@ -165,8 +165,6 @@ FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, st
 // The exchange streams synchronize as they are destroyed, so no copy outlives its buffers.
 FieldEngine::~FieldEngine() = default;
 
-bool FieldEngine::exchanging() const noexcept { return impl_->in_flight; }
-
 void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams) {
   if (impl_->in_flight)
     throw InvalidArgument("cush::Field::exchange_start", "this", "an exchange is in flight: call exchange_finish() first");

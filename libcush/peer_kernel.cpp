@@ -45,6 +45,11 @@ PeerGroup::PeerGroup(std::span<const int> devices, std::span<const cudaStream_t>
     : devices_(devices.begin(), devices.end()), flags_(devices.size(), nullptr) {
   if (devices.size() > peer_kernel_max_devices || streams.size() != devices.size())
     throw Error("cush: a peer_kernel group has at most " + std::to_string(peer_kernel_max_devices) + " devices");
+  // Every participant stores into every other's flags (and pieces): peer access between all
+  // pairs, enabled once for the group rather than at every operation.
+  for (int a : devices_)
+    for (int b : devices_)
+      if (a != b) enable_peer_access_once(a, b);
   std::vector<cudaEvent_t> zeroed(devices_.size(), nullptr);
   try {
     // Each device's flags are zeroed on its working stream, and every working stream waits for
@@ -127,9 +132,6 @@ bool peer_kernel_fits(const TransferList& list, const OpStreams& streams) {
 void execute_peer_kernel(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
                          OpStreams& streams, PeerGroup& group) {
   const std::size_t p = streams.size();
-  for (std::size_t a = 0; a < p; ++a)
-    for (std::size_t b = 0; b < p; ++b)
-      if (a != b) enable_peer_access_once(streams.device(a), streams.device(b));
   std::vector<PeerKernelArgs> args(p);
   std::vector<std::size_t> bytes(p, 0);
   const unsigned epoch = group.next_epoch();

@@ -76,7 +76,6 @@ class FieldEngine {
 
   void exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams);
   void exchange_finish(std::span<const cudaStream_t> streams);
-  [[nodiscard]] bool exchanging() const noexcept;
   /// Host global array (no ghosts, x fastest) <-> the blocks' owned cells, on `streams`.
   void scatter(const void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
   void gather(void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
