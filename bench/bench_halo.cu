@@ -1,9 +1,13 @@
 // Halo exchange of a Field against a hand-written raw exchange on the same buffers, 2 GPUs.
 //
 // Names: halo/<impl>/<axis>/<face>/d<depth>
-//   impl  raw    pack kernel + cudaMemcpyPeerAsync + unpack kernel per face (a contiguous face
+//   impl  peer   the message's bytes copied each way between plain buffers (cudaMemcpyPeerAsync,
+//                no packing, no events): the peer-copy bandwidth the exchange is measured against
+//         raw    pack kernel + cudaMemcpyPeerAsync + unpack kernel per face (a contiguous face
 //                is copied directly), events between the devices, written out by hand
-//         cush   Field::exchange()
+//         cush   Field::exchange() (strided faces packed straight into the receiver's memory)
+//         async  Field::exchange_start() + exchange_finish() (the exchange's own streams)
+//         staged Field::exchange() with HaloTransport::staged (pack, copy, unpack as the raw twin)
 //   axis  x: the grid {2T, F, F} is split along x, so a face is F x F cells that are strided in
 //         memory (packed); z: {F, F, 2T} split along z, a face is whole planes (contiguous)
 //   face  F x F FP64 cells per face; depth d ghost layers (a message is d faces)
@@ -16,6 +20,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,25 +32,27 @@ namespace {
 using cush::Extent3;
 
 // The raw twin's kernels: a box of a buffer with `ax` x `ay` cells per plane <-> a dense array.
-__global__ void raw_pack(const double* __restrict__ in, double* __restrict__ out, std::size_t ax, std::size_t ay,
-                         std::size_t x0, std::size_t y0, std::size_t z0, std::size_t sx, std::size_t sy, std::size_t n) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t x = i % sx, y = (i / sx) % sy, z = i / (sx * sy);
+// 32-bit indices, as a careful hand-written exchange would use (64-bit division would make the
+// strided pack division-bound); every buffer here has fewer than 2^32 cells.
+__global__ void raw_pack(const double* __restrict__ in, double* __restrict__ out, unsigned ax, unsigned ay, unsigned x0,
+                         unsigned y0, unsigned z0, unsigned sx, unsigned sy, unsigned n) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const unsigned z = i / (sx * sy), r = i - z * sx * sy, y = r / sx, x = r - y * sx;
     out[i] = in[((z0 + z) * ay + y0 + y) * ax + x0 + x];
   }
 }
 
-__global__ void raw_unpack(const double* __restrict__ in, double* __restrict__ out, std::size_t ax, std::size_t ay,
-                           std::size_t x0, std::size_t y0, std::size_t z0, std::size_t sx, std::size_t sy, std::size_t n) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t x = i % sx, y = (i / sx) % sy, z = i / (sx * sy);
+__global__ void raw_unpack(const double* __restrict__ in, double* __restrict__ out, unsigned ax, unsigned ay,
+                           unsigned x0, unsigned y0, unsigned z0, unsigned sx, unsigned sy, unsigned n) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const unsigned z = i / (sx * sy), r = i - z * sx * sy, y = r / sx, x = r - y * sx;
     out[((z0 + z) * ay + y0 + y) * ax + x0 + x] = in[i];
   }
 }
 
 #define CHECK(call) CUSH_CUDA_CHECK(call)
+
+unsigned u(std::size_t v) { return static_cast<unsigned>(v); }
 
 unsigned blocks_for(std::size_t n) { return static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)); }
 
@@ -72,6 +79,7 @@ class RawExchange {
       }
       size_[k] = size;
       cells_ = size[0] * size[1] * size[2];
+      if (f.grid().allocated_cells(k) + 4096ULL * 256 > 0xFFFFFFFFULL) throw std::runtime_error("raw twin: block over 2^32 cells");
       events_.emplace_back(b.device);
       ready_.emplace_back(b.device);
       if (axis == 0) {
@@ -108,8 +116,9 @@ class RawExchange {
       const std::size_t dst_layer = k == 0 ? 0 : b[o].owned.size[axis_] + d_;
       if (axis_ == 0) {
         const std::size_t x0 = k == 0 ? src_layer : d_;
-        raw_pack<<<blocks_for(cells_), 256, 0, b[k].stream>>>(b[k].data, send_[k], b[k].alloc[0], b[k].alloc[1], x0,
-                                                              d_, d_, size_[k][0], size_[k][1], cells_);
+        raw_pack<<<blocks_for(cells_), 256, 0, b[k].stream>>>(b[k].data, send_[k], u(b[k].alloc[0]), u(b[k].alloc[1]),
+                                                              u(x0), u(d_), u(d_), u(size_[k][0]), u(size_[k][1]),
+                                                              u(cells_));
         CHECK(cudaGetLastError());
         CHECK(cudaMemcpyPeerAsync(recv_[o], b[o].device, send_[k], b[k].device, cells_ * sizeof(double), b[k].stream));
       } else {
@@ -125,8 +134,9 @@ class RawExchange {
       events_[o].wait_in(b[k].stream);
       if (axis_ == 0) {
         const std::size_t x0 = k == 0 ? b[k].owned.size[0] + d_ : 0;
-        raw_unpack<<<blocks_for(cells_), 256, 0, b[k].stream>>>(recv_[k], b[k].data, b[k].alloc[0], b[k].alloc[1], x0,
-                                                                d_, d_, size_[o][0], size_[o][1], cells_);
+        raw_unpack<<<blocks_for(cells_), 256, 0, b[k].stream>>>(recv_[k], b[k].data, u(b[k].alloc[0]),
+                                                                u(b[k].alloc[1]), u(x0), u(d_), u(d_), u(size_[o][0]),
+                                                                u(size_[o][1]), u(cells_));
         CHECK(cudaGetLastError());
       }
     }
@@ -149,7 +159,21 @@ std::size_t max_face() {
   return v != nullptr ? std::strtoull(v, nullptr, 10) : 4096;
 }
 
-void measure(benchmark::State& state, bool raw, std::size_t axis, std::size_t face, std::size_t depth) {
+enum class Impl { peer, raw, cush, async, staged };
+
+const char* name(Impl impl) {
+  switch (impl) {
+    case Impl::peer: return "peer";
+    case Impl::raw: return "raw";
+    case Impl::cush: return "cush";
+    case Impl::async: return "async";
+    case Impl::staged: return "staged";
+  }
+  return "?";
+}
+
+void measure(benchmark::State& state, Impl impl, std::size_t axis, std::size_t face, std::size_t depth) {
+  const bool raw = impl == Impl::raw;
   const std::vector<int> ids = cush_bench::all_devices();
   const std::vector<int> two{ids[0], ids[1]};
   const std::size_t thick = std::max<std::size_t>(2 * depth, 4);
@@ -158,17 +182,29 @@ void measure(benchmark::State& state, bool raw, std::size_t axis, std::size_t fa
   o.halo = depth;
   o.blocks = axis == 0 ? Extent3{2, 1, 1} : Extent3{1, 1, 2};
   cush::Field<double> f(cush::DeviceSet(two), extent, 3, o);
+  if (impl == Impl::staged) f.set_halo_transport(cush::HaloTransport::staged);
   std::unique_ptr<RawExchange> twin;
   if (raw) twin = std::make_unique<RawExchange>(f, axis);
+  const std::size_t message_cells = axis == 0 ? depth * face * face : depth * (face + 2 * depth) * (face + 2 * depth);
+  // peer: the message's bytes copied each way between two plain buffers, nothing else.
+  std::vector<cush::DeviceBuffer> plain;
+  if (impl == Impl::peer)
+    for (int id : {two[0], two[1], two[0], two[1]}) plain.emplace_back(id, message_cells * sizeof(double));
   const auto once = [&] {
-    if (raw) {
+    if (impl == Impl::peer) {
+      const std::size_t n = message_cells * sizeof(double);
+      CHECK(cudaMemcpyPeerAsync(plain[1].data(), two[1], plain[0].data(), two[0], n, f.block(0).stream));
+      CHECK(cudaMemcpyPeerAsync(plain[2].data(), two[0], plain[3].data(), two[1], n, f.block(1).stream));
+    } else if (raw) {
       twin->run();
+    } else if (impl == Impl::async) {
+      f.exchange_start();
+      f.exchange_finish();
     } else {
       f.exchange();
     }
   };
   std::vector<cudaStream_t> streams{f.block(0).stream, f.block(1).stream};
-  const std::size_t message_cells = axis == 0 ? depth * face * face : depth * (face + 2 * depth) * (face + 2 * depth);
   const double bytes = 2.0 * static_cast<double>(message_cells * sizeof(double));
   const int batch = static_cast<int>(std::clamp<double>((256.0 * (1 << 20)) / bytes, 1, 100));
   once();
@@ -201,10 +237,10 @@ void register_all() {
     if (face > max_face()) continue;
     for (std::size_t depth : {std::size_t{1}, std::size_t{2}, std::size_t{4}})
       for (std::size_t axis : {std::size_t{0}, std::size_t{2}})
-        for (bool raw : {true, false}) {
-          const std::string n = std::string("halo/") + (raw ? "raw/" : "cush/") + (axis == 0 ? "x/" : "z/") +
+        for (Impl impl : {Impl::peer, Impl::raw, Impl::cush, Impl::async, Impl::staged}) {
+          const std::string n = std::string("halo/") + name(impl) + "/" + (axis == 0 ? "x/" : "z/") +
                                 std::to_string(face) + "/d" + std::to_string(depth);
-          benchmark::RegisterBenchmark(n.c_str(), [=](benchmark::State& s) { measure(s, raw, axis, face, depth); })
+          benchmark::RegisterBenchmark(n.c_str(), [=](benchmark::State& s) { measure(s, impl, axis, face, depth); })
               ->UseManualTime()
               ->Unit(benchmark::kMicrosecond)
               ->MinTime(cush_bench::min_time(0.2));

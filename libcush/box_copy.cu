@@ -15,24 +15,45 @@ struct Geometry {
   unsigned long long dst_ax, dst_ay, dst_x, dst_y, dst_z;
 };
 
-// One thread per cell, grid-stride; W is a word of the element's size.
-template <class W>
-__global__ void box_copy_kernel(const W* __restrict__ src, W* __restrict__ dst, Geometry g) {
-  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.volume;
-       i += stride) {
-    const unsigned long long x = i % g.sx;
-    const unsigned long long y = (i / g.sx) % g.sy;
-    const unsigned long long z = i / (g.sx * g.sy);
-    const unsigned long long s = ((g.src_z + z) * g.src_ay + g.src_y + y) * g.src_ax + g.src_x + x;
-    const unsigned long long d = ((g.dst_z + z) * g.dst_ay + g.dst_y + y) * g.dst_ax + g.dst_x + x;
-    dst[d] = src[s];
+// The geometry in index type I (32-bit indices divide several times faster: a strided face of
+// doubles is one division-bound cell per 8 bytes).
+template <class I>
+struct Shape {
+  I sx, sxy, volume;
+  I src_ax, src_axy, src_0;
+  I dst_ax, dst_axy, dst_0;
+};
+
+// One thread per cell, grid-stride; W is a word of the element's size. `dst` may be a peer's
+// memory (a pack straight into the receiver): consecutive threads store consecutive words.
+template <class W, class I>
+__global__ void box_copy_kernel(const W* __restrict__ src, W* __restrict__ dst, Shape<I> g) {
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.volume; i += stride) {
+    const I z = i / g.sxy;
+    const I r = i - z * g.sxy;
+    const I y = r / g.sx;
+    const I x = r - y * g.sx;
+    dst[g.dst_0 + z * g.dst_axy + y * g.dst_ax + x] = src[g.src_0 + z * g.src_axy + y * g.src_ax + x];
   }
 }
 
 struct Bytes16 {
   uint4 v;
 };
+
+template <class I>
+Shape<I> shape(const Geometry& g) {
+  return Shape<I>{static_cast<I>(g.sx),
+                  static_cast<I>(g.sx * g.sy),
+                  static_cast<I>(g.volume),
+                  static_cast<I>(g.src_ax),
+                  static_cast<I>(g.src_ax * g.src_ay),
+                  static_cast<I>((g.src_z * g.src_ay + g.src_y) * g.src_ax + g.src_x),
+                  static_cast<I>(g.dst_ax),
+                  static_cast<I>(g.dst_ax * g.dst_ay),
+                  static_cast<I>((g.dst_z * g.dst_ay + g.dst_y) * g.dst_ax + g.dst_x)};
+}
 
 template <class W>
 void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size_t words, cudaStream_t stream) {
@@ -47,8 +68,21 @@ void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size
   const unsigned threads = 256;
   const unsigned long long wanted = (w.volume + threads - 1) / threads;
   const auto blocks = static_cast<unsigned>(wanted < 4096 ? wanted : 4096);
-  box_copy_kernel<W><<<blocks, threads, 0, stream>>>(static_cast<const W*>(src.data),
-                                                     static_cast<W*>(const_cast<void*>(dst.data)), w);
+  const auto* in = static_cast<const W*>(src.data);
+  auto* out = static_cast<W*>(const_cast<void*>(dst.data));
+  // Every index the kernel forms is below the bound of either side (one past the box's last
+  // row and plane) and below the loop counter's last value: 32 bits if they all fit.
+  const unsigned long long planes = w.volume / (w.sx * w.sy);
+  const auto bound = [&](unsigned long long ax, unsigned long long ay, unsigned long long x, unsigned long long y,
+                         unsigned long long z) { return ((z + planes) * ay + y + w.sy) * ax + x + w.sx; };
+  const unsigned long long limit = 0xFFFFFFFFULL;
+  const unsigned long long counter = w.volume + static_cast<unsigned long long>(blocks) * threads;
+  if (counter <= limit && bound(w.src_ax, w.src_ay, w.src_x, w.src_y, w.src_z) <= limit &&
+      bound(w.dst_ax, w.dst_ay, w.dst_x, w.dst_y, w.dst_z) <= limit) {
+    box_copy_kernel<W, unsigned><<<blocks, threads, 0, stream>>>(in, out, shape<unsigned>(w));
+  } else {
+    box_copy_kernel<W, unsigned long long><<<blocks, threads, 0, stream>>>(in, out, shape<unsigned long long>(w));
+  }
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 

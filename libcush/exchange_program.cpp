@@ -22,7 +22,7 @@ Extent3 buffer_lo(const Decomposition& grid, const Box& local) {
 
 }  // namespace
 
-ExchangeProgram exchange_program(const Decomposition& grid) {
+ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer) {
   ExchangeProgram program;
   using Kind = BufferRef::Kind;
   for (const HaloPhase& phase : halo_schedule(grid)) {
@@ -46,12 +46,17 @@ ExchangeProgram exchange_program(const Decomposition& grid) {
       // The staging buffers hold the box as a dense array of its own size.
       const StepSide send{{Kind::send, id}, size, {}};
       const StepSide recv{{Kind::recv, id}, size, {}};
-      if (!src_run) {
+      const bool direct = !src_run && pack_to_peer && pack_to_peer(m.from, m.to);
+      if (!src_run && !direct) {
         program.send_cells[id] = cells;
         out.sends.push_back(ExchangeStep{m.from, src, send, size, false});
       }
       if (!dst_run) program.recv_cells[id] = cells;
-      out.sends.push_back(ExchangeStep{m.from, src_run ? src : send, dst_run ? dst : recv, size, true});
+      if (direct) {
+        out.sends.push_back(ExchangeStep{m.from, src, dst_run ? dst : recv, size, false});
+      } else {
+        out.sends.push_back(ExchangeStep{m.from, src_run ? src : send, dst_run ? dst : recv, size, true});
+      }
       if (!dst_run) out.receives.push_back(ExchangeStep{m.to, recv, dst, size, false});
       const std::pair<std::size_t, std::size_t> link{m.from, m.to};
       if (std::find(out.links.begin(), out.links.end(), link) == out.links.end()) out.links.push_back(link);

@@ -21,6 +21,16 @@ struct FieldStreams {
   }
 };
 
+namespace {
+
+// Whether block `from`'s kernels may store into block `to`'s memory (peer access enabled).
+PeerStores peer_stores(const DeviceSet& devices, HaloTransport transport) {
+  if (transport == HaloTransport::staged) return {};
+  return [&devices](std::size_t from, std::size_t to) { return enable_peer_access_once(devices[from], devices[to]); };
+}
+
+}  // namespace
+
 struct FieldEngine::Impl {
   DeviceSet devices;
   Decomposition grid;
@@ -31,8 +41,8 @@ struct FieldEngine::Impl {
   std::vector<Event> ready, start, done, end;
   bool in_flight = false;
 
-  Impl(const DeviceSet& d, const Decomposition& g, std::size_t es)
-      : devices(d), grid(g), element_size(es), program(exchange_program(g)) {
+  Impl(const DeviceSet& d, const Decomposition& g, std::size_t es, HaloTransport transport)
+      : devices(d), grid(g), element_size(es), program(exchange_program(g, peer_stores(d, transport))) {
     for (std::size_t m = 0; m < program.ends.size(); ++m) {
       const auto [from, to] = program.ends[m];
       send.emplace_back();
@@ -63,9 +73,9 @@ struct FieldEngine::Impl {
     return data[b.index];
   }
 
-  void step(const ExchangeStep& s, std::span<void* const> data) const {
+  void step(const ExchangeStep& s, std::span<void* const> data, std::span<const cudaStream_t> on) const {
     const DeviceGuard guard(devices[s.stream]);
-    const cudaStream_t stream = streams[s.stream].get();
+    const cudaStream_t stream = on[s.stream];
     void* src = buffer(s.src.buffer, data);
     void* dst = buffer(s.dst.buffer, data);
     if (s.contiguous) {
@@ -91,39 +101,46 @@ struct FieldEngine::Impl {
     return b.index;
   }
 
-  void run(std::span<void* const> data) {
+  // The program on the streams `on` (one per block).
+  void run(std::span<void* const> data, std::span<const cudaStream_t> on) {
     const std::size_t p = devices.size();
     for (const ExchangePhase& phase : program.phases) {
       // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
       // earlier exchange work (which read them) is done: it waits for the receiver's start of
       // the phase just before its first step into the receiver (its packs run before).
-      for (std::size_t k = 0; k < p; ++k) start[k].record(streams[k].get());
+      for (std::size_t k = 0; k < p; ++k) start[k].record(on[k]);
       std::vector<char> waited(p * p, 0);
       for (const ExchangeStep& s : phase.sends) {
         const std::size_t target = writes_on(s.dst.buffer);
         if (target != s.stream && waited[s.stream * p + target] == 0) {
           waited[s.stream * p + target] = 1;
-          start[target].wait_in(streams[s.stream].get());
+          start[target].wait_in(on[s.stream]);
         }
-        step(s, data);
+        step(s, data, on);
       }
       // Receivers continue once their senders' copies are done. Every sender's end is recorded
       // before any receiver waits, so no wait adds a dependency on a third device.
       std::vector<char> recorded(p, 0);
       for (const auto& [from, to] : phase.links) {
         if (recorded[from] != 0) continue;
-        done[from].record(streams[from].get());
+        done[from].record(on[from]);
         recorded[from] = 1;
       }
-      for (const auto& [from, to] : phase.links) done[from].wait_in(streams[to].get());
-      for (const ExchangeStep& s : phase.receives) step(s, data);
+      for (const auto& [from, to] : phase.links) done[from].wait_in(on[to]);
+      for (const ExchangeStep& s : phase.receives) step(s, data, on);
     }
   }
 
-  // After a failed enqueue: let whatever was enqueued finish, so no copy outlives the call's
-  // consequences unseen.
-  void drain() noexcept {
-    for (const Stream& s : streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
+  [[nodiscard]] std::vector<cudaStream_t> own_streams() const {
+    std::vector<cudaStream_t> list;
+    for (const Stream& s : streams) list.push_back(s.get());
+    return list;
+  }
+
+  // After a failed enqueue: let whatever was enqueued on `on` finish, so no copy outlives the
+  // call's consequences unseen.
+  static void drain(std::span<const cudaStream_t> on) noexcept {
+    for (cudaStream_t s : on) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
   }
 
   // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block.
@@ -159,11 +176,14 @@ struct FieldEngine::Impl {
   }
 };
 
-FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size)
-    : impl_(std::make_unique<Impl>(devices, grid, element_size)) {}
+FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size,
+                         HaloTransport transport)
+    : impl_(std::make_unique<Impl>(devices, grid, element_size, transport)) {}
 
 // The exchange streams synchronize as they are destroyed, so no copy outlives its buffers.
 FieldEngine::~FieldEngine() = default;
+
+bool FieldEngine::in_flight() const noexcept { return impl_->in_flight; }
 
 void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams) {
   if (impl_->in_flight)
@@ -172,13 +192,25 @@ void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cu
     impl_->ready[k].record(streams[k]);
     impl_->ready[k].wait_in(impl_->streams[k].get());
   }
+  const std::vector<cudaStream_t> own = impl_->own_streams();
   try {
-    impl_->run(data);
+    impl_->run(data, own);
   } catch (...) {
-    impl_->drain();
+    Impl::drain(own);
     throw;
   }
   impl_->in_flight = true;
+}
+
+void FieldEngine::exchange(std::span<void* const> data, std::span<const cudaStream_t> streams) {
+  if (impl_->in_flight)
+    throw InvalidArgument("cush::Field::exchange", "this", "an exchange is in flight: call exchange_finish() first");
+  try {
+    impl_->run(data, streams);
+  } catch (...) {
+    Impl::drain(streams);
+    throw;
+  }
 }
 
 void FieldEngine::exchange_finish(std::span<const cudaStream_t> streams) {
@@ -214,7 +246,8 @@ FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_
   allocate(element_size);
 }
 
-FieldBase::FieldBase(const FieldBase& like, std::size_t element_size) : grid_(like.grid_), streams_(like.streams_) {
+FieldBase::FieldBase(const FieldBase& like, std::size_t element_size)
+    : grid_(like.grid_), streams_(like.streams_), transport_(like.transport_) {
   if (!streams_) throw InvalidArgument("cush::Field::alike", "like", "was moved from");
   allocate(element_size);
 }
@@ -233,7 +266,8 @@ void FieldBase::allocate(std::size_t element_size) {
     buffers_.emplace_back(streams_->devices[k], grid_.allocated_cells(k) * element_size);
     data_.push_back(buffers_.back().data());
   }
-  engine_ = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size);
+  element_size_ = element_size;
+  engine_ = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size, transport_);
 }
 
 FieldBase::FieldBase(FieldBase&&) noexcept = default;
@@ -264,6 +298,19 @@ std::vector<cudaStream_t> FieldBase::stream_list() const {
 void FieldBase::exchange_start() { engine_->exchange_start(data_, stream_list()); }
 
 void FieldBase::exchange_finish() { engine_->exchange_finish(stream_list()); }
+
+void FieldBase::exchange() { engine_->exchange(data_, stream_list()); }
+
+void FieldBase::set_halo_transport(HaloTransport transport) {
+  if (engine_->in_flight())
+    throw InvalidArgument("cush::Field::set_halo_transport", "this", "an exchange is in flight: call exchange_finish() first");
+  if (transport == transport_) return;
+  // The new engine first (it may fail to allocate); the old one's streams synchronize as it goes,
+  // and later exchanges are ordered after the blocks' streams.
+  auto next = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size_, transport);
+  engine_ = std::move(next);
+  transport_ = transport;
+}
 
 void FieldBase::wait() const {
   for (const Stream& s : streams_->streams) s.synchronize();

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Summarizes bench_halo JSON: per axis, face and depth, the exchange time of the raw twin and of
-cush, their ratio (raw time / cush time; > 1: cush faster) and cush's GB/s.
+cush's variants (exchange(), exchange_start/finish, staged transport), the ratio raw time / cush
+time (> 1: cush faster), cush's GB/s (both messages) and that as a share of the plain peer copy
+of the same bytes both ways measured in the same run.
 
 usage: summarize_halo.py halo.json [more.json ...] > halo.md
 """
@@ -11,7 +13,7 @@ from collections import defaultdict
 
 
 def load(paths):
-    rows = defaultdict(list)  # (impl, axis, face, depth) -> [(us, GB/s)]
+    rows = defaultdict(list)  # (impl, axis, face, depth) -> [(us, GB/s, message bytes)]
     for path in paths:
         with open(path) as f:
             data = json.load(f)
@@ -23,21 +25,33 @@ def load(paths):
     return rows
 
 
+def med(rows, key, i=0):
+    r = rows.get(key)
+    return statistics.median(x[i] for x in r) if r else None
+
+
+def fmt(v, spec):
+    return "–" if v is None else format(v, spec)
+
+
 def main(paths):
     rows = load(paths)
     keys = sorted({(a, f, d) for (_, a, f, d) in rows})
-    print("| axis | face | depth | message MiB | raw µs | cush µs | raw / cush | cush GB/s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| axis | face | depth | message MiB | peer µs | raw µs | cush µs | async µs | staged µs "
+          "| raw / cush | raw / async | cush GB/s | cush / peer bw |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for axis, face, depth in keys:
-        raw = rows.get(("raw", axis, face, depth))
-        cush = rows.get(("cush", axis, face, depth))
-        if not raw or not cush:
+        k = lambda impl: (impl, axis, face, depth)
+        raw, cush = med(rows, k("raw")), med(rows, k("cush"))
+        if raw is None or cush is None:
             continue
-        r = statistics.median(x[0] for x in raw)
-        c = statistics.median(x[0] for x in cush)
-        gbs = statistics.median(x[1] for x in cush)
-        mib = cush[0][2] / 2**20
-        print(f"| {axis} | {face} | {depth} | {mib:.2f} | {r:.1f} | {c:.1f} | {r / c:.3f} | {gbs:.1f} |")
+        peer, async_, staged = med(rows, k("peer")), med(rows, k("async")), med(rows, k("staged"))
+        gbs, peer_gbs = med(rows, k("cush"), 1), med(rows, k("peer"), 1)
+        mib = rows[k("cush")][0][2] / 2**20
+        print(f"| {axis} | {face} | {depth} | {mib:.2f} | {fmt(peer, '.1f')} | {raw:.1f} | {cush:.1f} "
+              f"| {fmt(async_, '.1f')} | {fmt(staged, '.1f')} | {raw / cush:.3f} "
+              f"| {fmt(raw / async_ if async_ else None, '.3f')} | {gbs:.1f} "
+              f"| {fmt(gbs / peer_gbs if peer_gbs else None, '.3f')} |")
 
 
 if __name__ == "__main__":

@@ -63,19 +63,32 @@ struct Block {
   }
 };
 
+/// @brief How a Field's exchange moves a face that is strided in memory (an x face, or a y face
+/// of a block with x ghosts). Contiguous faces are always one copy-engine copy.
+enum class HaloTransport {
+  /// One kernel on the sender packs the face straight into the receiver's memory over the peer
+  /// link (where the two devices have peer access); the receiver unpacks. Otherwise staged.
+  automatic,
+  /// Pack into a buffer on the sender, copy it to the receiver, unpack there.
+  staged,
+};
+
 namespace detail {
 
 /// The type-independent machinery of a Field: the exchange's streams, events and message
 /// buffers, and the host <-> block copies.
 class FieldEngine {
  public:
-  FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size);
+  FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size, HaloTransport transport);
   ~FieldEngine();
   FieldEngine(const FieldEngine&) = delete;
   FieldEngine& operator=(const FieldEngine&) = delete;
 
   void exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams);
   void exchange_finish(std::span<const cudaStream_t> streams);
+  /// A whole exchange run on `streams` themselves (no second stream to hop to and back).
+  void exchange(std::span<void* const> data, std::span<const cudaStream_t> streams);
+  [[nodiscard]] bool in_flight() const noexcept;
   /// Host global array (no ghosts, x fastest) <-> the blocks' owned cells, on `streams`.
   void scatter(const void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
   void gather(void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
@@ -108,11 +121,15 @@ class FieldBase {
   void exchange_start();
   /// Orders the blocks' streams after the exchange (does not block the host).
   void exchange_finish();
-  /// exchange_start() and exchange_finish().
-  void exchange() {
-    exchange_start();
-    exchange_finish();
-  }
+  /// The same as exchange_start() then exchange_finish(), but run on the blocks' streams
+  /// themselves, which saves the hops to the exchange streams and back: use it when nothing is
+  /// to overlap the exchange.
+  void exchange();
+  /// How strided faces move (default HaloTransport::automatic; a field made alike takes its
+  /// model's). Setting it waits for the field's exchange streams; throws InvalidArgument while an
+  /// exchange is in flight.
+  void set_halo_transport(HaloTransport transport);
+  [[nodiscard]] HaloTransport halo_transport() const noexcept { return transport_; }
   /// Blocks until all work on the blocks' streams is done (finish an exchange first); throws
   /// CudaError if any of it failed.
   void wait() const;
@@ -136,6 +153,8 @@ class FieldBase {
   std::shared_ptr<detail::FieldStreams> streams_;
   std::vector<DeviceBuffer> buffers_;
   std::vector<void*> data_;
+  std::size_t element_size_ = 0;
+  HaloTransport transport_ = HaloTransport::automatic;
   std::unique_ptr<detail::FieldEngine> engine_;
 };
 

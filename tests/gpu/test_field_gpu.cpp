@@ -89,13 +89,18 @@ TEST(Field, ScatterGatherRoundTripOnEveryProcessGrid) {
       }
 }
 
+// The first exchange (start/finish) moves strided faces with `transport`, the second
+// (exchange()) with the other one.
 template <class T>
-void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& blocks, std::size_t depth, bool periodic) {
+void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& blocks, std::size_t depth, bool periodic,
+                    cush::HaloTransport transport = cush::HaloTransport::automatic) {
   GridOptions o;
   o.halo = depth;
   o.blocks = blocks;
   for (std::size_t a = 0; a < c.dims; ++a) o.periodic[a] = periodic;
   cush::Field<T> f(cush::DeviceSet(ids), cush::Decomposition(c.extent, c.dims, ids.size(), o));
+  f.set_halo_transport(transport);
+  ASSERT_EQ(f.halo_transport(), transport);
   // Every cell starts as NaN (all bits set), which equals nothing: a ghost the exchange missed
   // fails the comparison.
   f.for_each([&](cush::Block<T> b) {
@@ -121,6 +126,8 @@ void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& b
   f.wait();
   expect_blocks_match(f, second, true);
   // A second exchange reuses the buffers and events and sends the owned cells anew.
+  f.set_halo_transport(transport == cush::HaloTransport::automatic ? cush::HaloTransport::staged
+                                                                    : cush::HaloTransport::automatic);
   f.scatter(third.data());
   f.exchange();
   f.wait();
@@ -140,10 +147,13 @@ TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
             SCOPED_TRACE(std::to_string(c.dims) + "D, blocks " + std::to_string(blocks[0]) + std::to_string(blocks[1]) +
                          std::to_string(blocks[2]) + " on " + cush_test::to_string(ids) + ", depth " +
                          std::to_string(depth) + (periodic ? ", periodic" : ""));
-            check_exchange<double>(ids, c, blocks, depth, periodic);
+            check_exchange<double>(ids, c, blocks, depth, periodic,
+                                   depth % 2 == 1 ? cush::HaloTransport::automatic : cush::HaloTransport::staged);
           }
       }
   check_exchange<float>({1, 0}, cases[2], Extent3{1, 1, 2}, 2, true);
+  check_exchange<float>({0, 1}, cases[2], Extent3{2, 1, 1}, 1, false);
+  check_exchange<float>({1, 0}, cases[2], Extent3{1, 2, 1}, 3, true, cush::HaloTransport::staged);
 }
 
 TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
@@ -198,7 +208,11 @@ TEST(Field, MisuseIsRejected) {
   EXPECT_THROW(f.exchange_finish(), cush::InvalidArgument);
   f.exchange_start();
   EXPECT_THROW(f.exchange_start(), cush::InvalidArgument);
+  EXPECT_THROW(f.exchange(), cush::InvalidArgument);
+  EXPECT_THROW(f.set_halo_transport(cush::HaloTransport::staged), cush::InvalidArgument);
   f.exchange_finish();
+  f.set_halo_transport(cush::HaloTransport::staged);
+  EXPECT_EQ(cush::Field<double>::alike(f).halo_transport(), cush::HaloTransport::staged);
   EXPECT_THROW(f.scatter(nullptr), cush::InvalidArgument);
   EXPECT_THROW(cush::Field<float>(cush::DeviceSet{0}, cush::Decomposition(Extent3{16, 1, 1}, 1, 2)), cush::InvalidArgument);
   f.wait();

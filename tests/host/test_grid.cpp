@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -316,10 +317,11 @@ TEST(HaloSchedule, MessagesOfAFaceHaveTheFaceShape) {
 // The Field's exchange program run on host arrays, step by step as the GPU engine runs it: a
 // contiguous step as one linear copy (which must equal the box copy it replaces), any other as
 // a box copy; staging buffers sized as the program says.
-void run_program(const Decomposition& g) {
+// `pack_to_peer` says which senders may pack straight into which receivers' memory.
+void run_program(const Decomposition& g, const cush::detail::PeerStores& pack_to_peer = {}) {
   SCOPED_TRACE(describe(g));
   using cush::detail::BufferRef;
-  const cush::detail::ExchangeProgram program = cush::detail::exchange_program(g);
+  const cush::detail::ExchangeProgram program = cush::detail::exchange_program(g, pack_to_peer);
   std::vector<std::vector<double>> blocks = initial_buffers(g);
   std::vector<std::vector<double>> send(program.ends.size());
   std::vector<std::vector<double>> recv(program.ends.size());
@@ -366,6 +368,15 @@ void run_program(const Decomposition& g) {
       // Steps on a sender's stream touch that sender's buffers, the receiver's ghosts or its
       // receive buffer (after waiting for the receiver's start).
       if (step.src.buffer.kind == BufferRef::Kind::block) EXPECT_EQ(step.src.buffer.index, step.stream);
+      // A kernel (not a copy) that writes another block's memory is a pack into a peer: only
+      // where allowed, and then it reads the sender's block itself (no staging on the sender).
+      const std::size_t written = step.dst.buffer.kind == BufferRef::Kind::block ? step.dst.buffer.index
+                                  : step.dst.buffer.kind == BufferRef::Kind::recv ? program.ends.at(step.dst.buffer.index).second
+                                                                                  : program.ends.at(step.dst.buffer.index).first;
+      if (!step.contiguous && written != step.stream) {
+        ASSERT_TRUE(pack_to_peer && pack_to_peer(step.stream, written));
+        EXPECT_EQ(step.src.buffer.kind, BufferRef::Kind::block);
+      }
     }
     for (const auto& step : phase.receives) {
       run(step);
@@ -381,6 +392,12 @@ void run_program(const Decomposition& g) {
 TEST(ExchangeProgram, RunOnHostArraysFillsEveryGhost) {
   std::mt19937 rng(14);
   for (int trial = 0; trial < 400; ++trial) run_program(random_grid(rng));
+  // Packs straight into peers: everywhere, and between random pairs of blocks only.
+  for (int trial = 0; trial < 200; ++trial) run_program(random_grid(rng), [](std::size_t, std::size_t) { return true; });
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::uint32_t salt = rng();
+    run_program(random_grid(rng), [salt](std::size_t from, std::size_t to) { return ((from * 7 + to * 13 + salt) & 2U) != 0; });
+  }
   for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 2, 1}, Extent3{1, 1, 2}, Extent3{1, 1, 1}})
     for (bool periodic : {false, true}) {
       GridOptions o;
@@ -412,6 +429,22 @@ TEST(ExchangeProgram, ContiguousFacesSkipPackAndUnpack) {
   EXPECT_EQ(px.phases[0].receives.size(), 2U);
   EXPECT_EQ(px.send_cells[0], 2U * 12U * 20U);
   EXPECT_EQ(px.phases[0].links.size(), 2U);
+  // Packed straight into the receivers' memory: one kernel per message, no send buffer.
+  const cush::detail::ExchangeProgram pd =
+      cush::detail::exchange_program(x, [](std::size_t, std::size_t) { return true; });
+  ASSERT_EQ(pd.phases.size(), 1U);
+  EXPECT_EQ(pd.phases[0].sends.size(), 2U);
+  for (const auto& step : pd.phases[0].sends) {
+    EXPECT_FALSE(step.contiguous);
+    EXPECT_EQ(step.dst.buffer.kind, cush::detail::BufferRef::Kind::recv);
+  }
+  EXPECT_EQ(pd.phases[0].receives.size(), 2U);
+  EXPECT_EQ(pd.send_cells[0], 0U);
+  EXPECT_EQ(pd.recv_cells[0], 2U * 12U * 20U);
+  // Contiguous faces stay one copy whatever the peers allow.
+  const cush::detail::ExchangeProgram pzd =
+      cush::detail::exchange_program(z, [](std::size_t, std::size_t) { return true; });
+  for (const auto& step : pzd.phases[0].sends) EXPECT_TRUE(step.contiguous);
   EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{8, 4, 2}));
   EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{8, 2, 1}));
   EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{5, 1, 1}));

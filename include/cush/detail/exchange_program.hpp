@@ -5,6 +5,7 @@
 // maps the buffers to device memory and the steps to kernels and copies.
 
 #include <cstddef>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -30,7 +31,8 @@ struct StepSide {
 
 /// A box of `size` cells from `src` to `dst`, run on the stream of block `stream`. A step whose
 /// both sides are contiguous runs are `contiguous`: one linear copy (across devices when the
-/// buffers are on two), otherwise a box-copy kernel on one device.
+/// buffers are on two), otherwise a box-copy kernel on the stream's device, which reads that
+/// device's memory and may store into a peer's (a pack straight into the receiver's memory).
 struct ExchangeStep {
   std::size_t stream = 0;
   StepSide src;
@@ -61,7 +63,13 @@ struct ExchangeProgram {
 /// True if a box of `size` cells of a buffer of `alloc` cells is one run in memory.
 [[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
 
-/// The program of one full exchange of `grid`.
-[[nodiscard]] ExchangeProgram exchange_program(const Decomposition& grid);
+/// True if block `from`'s device may store into block `to`'s memory from a kernel.
+using PeerStores = std::function<bool(std::size_t from, std::size_t to)>;
+
+/// The program of one full exchange of `grid`. A strided face whose sender can store into its
+/// receiver (`pack_to_peer`, none: never) is packed straight into the receiver's memory (its
+/// receive buffer, or its ghosts if they are one run): one kernel instead of pack + copy.
+/// Otherwise it is packed on the sender, copied, and unpacked on the receiver.
+[[nodiscard]] ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer = {});
 
 }  // namespace cush::detail
