@@ -56,7 +56,8 @@ Shape<I> shape(const Geometry& g) {
 }
 
 template <class W>
-void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size_t words, cudaStream_t stream) {
+void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size_t words, cudaStream_t stream,
+            unsigned max_blocks) {
   // Each element is `words` words of W: scale the x geometry by it.
   Geometry w = g;
   w.sx *= words;
@@ -67,7 +68,7 @@ void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size
   w.dst_x *= words;
   const unsigned threads = 256;
   const unsigned long long wanted = (w.volume + threads - 1) / threads;
-  const auto blocks = static_cast<unsigned>(wanted < 4096 ? wanted : 4096);
+  const auto blocks = static_cast<unsigned>(wanted < max_blocks ? wanted : max_blocks);
   const auto* in = static_cast<const W*>(src.data);
   auto* out = static_cast<W*>(const_cast<void*>(dst.data));
   // Every index the kernel forms is below the bound of either side (one past the box's last
@@ -89,7 +90,8 @@ void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size
 }  // namespace
 
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, unsigned max_blocks) {
+  if (max_blocks == 0) max_blocks = 1;
   const unsigned long long volume = static_cast<unsigned long long>(size[0]) * size[1] * size[2];
   if (volume == 0) return;
   const Geometry g{size[0],    size[1],    volume,     src.alloc[0], src.alloc[1], src.lo[0], src.lo[1],
@@ -99,11 +101,11 @@ void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size
     return element_size % w == 0 && reinterpret_cast<std::uintptr_t>(src.data) % w == 0 &&
            reinterpret_cast<std::uintptr_t>(dst.data) % w == 0;
   };
-  if (aligned(16)) return launch<Bytes16>(src, dst, g, element_size / 16, stream);
-  if (aligned(8)) return launch<unsigned long long>(src, dst, g, element_size / 8, stream);
-  if (aligned(4)) return launch<unsigned>(src, dst, g, element_size / 4, stream);
-  if (aligned(2)) return launch<unsigned short>(src, dst, g, element_size / 2, stream);
-  launch<unsigned char>(src, dst, g, element_size, stream);
+  if (aligned(16)) return launch<Bytes16>(src, dst, g, element_size / 16, stream, max_blocks);
+  if (aligned(8)) return launch<unsigned long long>(src, dst, g, element_size / 8, stream, max_blocks);
+  if (aligned(4)) return launch<unsigned>(src, dst, g, element_size / 4, stream, max_blocks);
+  if (aligned(2)) return launch<unsigned short>(src, dst, g, element_size / 2, stream, max_blocks);
+  launch<unsigned char>(src, dst, g, element_size, stream, max_blocks);
 }
 
 }  // namespace cush::detail

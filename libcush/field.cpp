@@ -1,6 +1,7 @@
 #include "cush/field.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -29,6 +30,32 @@ PeerStores peer_stores(const DeviceSet& devices, HaloTransport transport) {
   return [&devices](std::size_t from, std::size_t to) { return enable_peer_access_once(devices[from], devices[to]); };
 }
 
+// Pipelining of a face packed straight into a peer's receive buffer: the pack is split into
+// slabs, and the receiver unpacks slab c on a second stream while slab c + 1 crosses the link.
+// Messages of fewer than two chunks' bytes are not split.
+constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+
+std::size_t max_chunks() {
+  const char* v = std::getenv("CUSH_HALO_CHUNKS");  // tuning: 1 turns pipelining off
+  if (v == nullptr || *v == '\0') return 8;
+  const unsigned long n = std::strtoul(v, nullptr, 10);
+  return n == 0 ? 1 : std::min<std::size_t>(n, 64);
+}
+
+// Slab c of `chunks` of a step, split along its slowest axis with more than one cell. The
+// receive buffer is a dense array of the whole box, so a slab keeps its place in it.
+ExchangeStep slab(const ExchangeStep& s, std::size_t c, std::size_t chunks) {
+  const std::size_t a = s.size[2] > 1 ? 2 : (s.size[1] > 1 ? 1 : 0);
+  const std::size_t n = s.size[a];
+  const std::size_t lo = n * c / chunks;
+  const std::size_t hi = n * (c + 1) / chunks;
+  ExchangeStep out = s;
+  out.src.lo[a] += lo;
+  out.dst.lo[a] += lo;
+  out.size[a] = hi - lo;
+  return out;
+}
+
 }  // namespace
 
 struct FieldEngine::Impl {
@@ -40,6 +67,19 @@ struct FieldEngine::Impl {
   std::vector<Stream> streams;           // the exchange's stream per device
   std::vector<Event> ready, start, done, end;
   bool in_flight = false;
+
+  // A pipelined message of a phase: its pack (a send step) and unpack (a receive step), split
+  // into `chunks` slabs; slab c's arrival is `arrived[c]` (recorded on the sender).
+  struct Pipelined {
+    std::size_t send = 0;
+    std::size_t receive = 0;
+    std::size_t chunks = 0;
+    std::vector<Event> arrived;
+  };
+  std::vector<std::vector<Pipelined>> pipelined;  // by phase
+  std::vector<Stream> unpack_streams;             // per device, for pipelined unpacks
+  std::vector<Event> unpacked;                    // per device, end of its pipelined unpacks
+  std::vector<unsigned> pack_blocks;              // per device, the pipelined packs' grid
 
   Impl(const DeviceSet& d, const Decomposition& g, std::size_t es, HaloTransport transport)
       : devices(d), grid(g), element_size(es), program(exchange_program(g, peer_stores(d, transport))) {
@@ -62,6 +102,41 @@ struct FieldEngine::Impl {
       done.emplace_back(devices[k]);
       end.emplace_back(devices[k]);
     }
+    plan_pipelines();
+  }
+
+  // Finds the faces packed into a peer's receive buffer that are big enough to pipeline.
+  void plan_pipelines() {
+    const std::size_t most = max_chunks();
+    bool any = false;
+    for (const ExchangePhase& phase : program.phases) {
+      std::vector<Pipelined> list;
+      for (std::size_t r = 0; r < phase.receives.size(); ++r) {
+        const ExchangeStep& unpack = phase.receives[r];
+        for (std::size_t i = 0; i < phase.sends.size(); ++i) {
+          const ExchangeStep& pack = phase.sends[i];
+          if (pack.contiguous || pack.dst.buffer != unpack.src.buffer) continue;
+          const std::size_t cells = pack.size[0] * pack.size[1] * pack.size[2];
+          const std::size_t slowest = pack.size[2] > 1 ? pack.size[2] : (pack.size[1] > 1 ? pack.size[1] : 1);
+          const std::size_t chunks = std::min({most, cells * element_size / kChunkBytes, slowest});
+          if (chunks < 2) continue;
+          Pipelined p{i, r, chunks, {}};
+          for (std::size_t c = 0; c < chunks; ++c) p.arrived.emplace_back(devices[pack.stream]);
+          list.push_back(std::move(p));
+          any = true;
+        }
+      }
+      pipelined.push_back(std::move(list));
+    }
+    if (!any) return;
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      unpack_streams.emplace_back(devices[k]);
+      unpacked.emplace_back(devices[k]);
+      int sms = 0;
+      CUSH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devices[k]));
+      // Half the device's threads (8 blocks of 256 fill an SM): room for the unpacks beside it.
+      pack_blocks.push_back(static_cast<unsigned>(std::max(sms, 1) * 4));
+    }
   }
 
   void* buffer(const BufferRef& b, std::span<void* const> data) const {
@@ -74,8 +149,11 @@ struct FieldEngine::Impl {
   }
 
   void step(const ExchangeStep& s, std::span<void* const> data, std::span<const cudaStream_t> on) const {
+    step_on(s, data, on[s.stream], 4096);
+  }
+
+  void step_on(const ExchangeStep& s, std::span<void* const> data, cudaStream_t stream, unsigned max_blocks) const {
     const DeviceGuard guard(devices[s.stream]);
-    const cudaStream_t stream = on[s.stream];
     void* src = buffer(s.src.buffer, data);
     void* dst = buffer(s.dst.buffer, data);
     if (s.contiguous) {
@@ -87,7 +165,7 @@ struct FieldEngine::Impl {
       CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
     } else {
       launch_box_copy(BoxSide{src, s.src.alloc, s.src.lo}, BoxSide{dst, s.dst.alloc, s.dst.lo}, s.size, element_size,
-                      stream);
+                      stream, max_blocks);
     }
   }
 
@@ -104,19 +182,43 @@ struct FieldEngine::Impl {
   // The program on the streams `on` (one per block).
   void run(std::span<void* const> data, std::span<const cudaStream_t> on) {
     const std::size_t p = devices.size();
-    for (const ExchangePhase& phase : program.phases) {
+    for (std::size_t ph = 0; ph < program.phases.size(); ++ph) {
+      const ExchangePhase& phase = program.phases[ph];
+      const std::vector<Pipelined>& piped = pipelined[ph];
       // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
       // earlier exchange work (which read them) is done: it waits for the receiver's start of
       // the phase just before its first step into the receiver (its packs run before).
       for (std::size_t k = 0; k < p; ++k) start[k].record(on[k]);
+      // The unpack streams of pipelined receivers start after their receiver's earlier work.
+      std::vector<char> unpacking(p, 0);
+      for (const Pipelined& m : piped) {
+        const std::size_t to = phase.receives[m.receive].stream;
+        if (unpacking[to] != 0) continue;
+        unpacking[to] = 1;
+        start[to].wait_in(unpack_streams[to].get());
+      }
       std::vector<char> waited(p * p, 0);
-      for (const ExchangeStep& s : phase.sends) {
+      for (std::size_t i = 0; i < phase.sends.size(); ++i) {
+        const ExchangeStep& s = phase.sends[i];
         const std::size_t target = writes_on(s.dst.buffer);
         if (target != s.stream && waited[s.stream * p + target] == 0) {
           waited[s.stream * p + target] = 1;
           start[target].wait_in(on[s.stream]);
         }
-        step(s, data, on);
+        const auto m = std::find_if(piped.begin(), piped.end(), [&](const Pipelined& x) { return x.send == i; });
+        if (m == piped.end()) {
+          step(s, data, on);
+          continue;
+        }
+        // Slab by slab: the pack on the sender, then the unpack on the receiver's unpack stream
+        // once the slab has arrived.
+        const ExchangeStep& u = phase.receives[m->receive];
+        for (std::size_t c = 0; c < m->chunks; ++c) {
+          step_on(slab(s, c, m->chunks), data, on[s.stream], pack_blocks[s.stream]);
+          m->arrived[c].record(on[s.stream]);
+          m->arrived[c].wait_in(unpack_streams[u.stream].get());
+          step_on(slab(u, c, m->chunks), data, unpack_streams[u.stream].get(), 4096);
+        }
       }
       // Receivers continue once their senders' copies are done. Every sender's end is recorded
       // before any receiver waits, so no wait adds a dependency on a third device.
@@ -127,7 +229,14 @@ struct FieldEngine::Impl {
         recorded[from] = 1;
       }
       for (const auto& [from, to] : phase.links) done[from].wait_in(on[to]);
-      for (const ExchangeStep& s : phase.receives) step(s, data, on);
+      for (std::size_t r = 0; r < phase.receives.size(); ++r)
+        if (std::none_of(piped.begin(), piped.end(), [&](const Pipelined& x) { return x.receive == r; }))
+          step(phase.receives[r], data, on);
+      for (std::size_t k = 0; k < p; ++k) {
+        if (unpacking[k] == 0) continue;
+        unpacked[k].record(unpack_streams[k].get());
+        unpacked[k].wait_in(on[k]);
+      }
     }
   }
 
@@ -139,8 +248,9 @@ struct FieldEngine::Impl {
 
   // After a failed enqueue: let whatever was enqueued on `on` finish, so no copy outlives the
   // call's consequences unseen.
-  static void drain(std::span<const cudaStream_t> on) noexcept {
+  void drain(std::span<const cudaStream_t> on) const noexcept {
     for (cudaStream_t s : on) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
+    for (const Stream& s : unpack_streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
   }
 
   // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block.
@@ -196,7 +306,7 @@ void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cu
   try {
     impl_->run(data, own);
   } catch (...) {
-    Impl::drain(own);
+    impl_->drain(own);
     throw;
   }
   impl_->in_flight = true;
@@ -208,7 +318,7 @@ void FieldEngine::exchange(std::span<void* const> data, std::span<const cudaStre
   try {
     impl_->run(data, streams);
   } catch (...) {
-    Impl::drain(streams);
+    impl_->drain(streams);
     throw;
   }
 }

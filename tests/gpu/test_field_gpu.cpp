@@ -156,6 +156,16 @@ TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
   check_exchange<float>({1, 0}, cases[2], Extent3{1, 2, 1}, 3, true, cush::HaloTransport::staged);
 }
 
+// Faces of several MiB that are strided (x faces, and y faces with their x ghosts) are packed
+// into the receiver in slabs and unpacked slab by slab on a second stream; slabs of uneven
+// thickness.
+TEST(Field, LargeStridedFacesArePipelined) {
+  CUSH_REQUIRE_GPUS(2);
+  check_exchange<double>({1, 0}, Case{3, {12, 701, 903}}, Extent3{2, 1, 1}, 4, true);   // 20 MB x faces
+  check_exchange<double>({0, 1}, Case{3, {301, 18, 2999}}, Extent3{1, 2, 1}, 2, false);  // 14 MB y faces
+  check_exchange<float>({0, 1}, Case{2, {10, 1900001, 1}}, Extent3{2, 1, 1}, 3, false);  // 2D, 23 MB
+}
+
 TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
   CUSH_REQUIRE_GPUS(1);
   for (const Case& c : cases)
