@@ -32,15 +32,18 @@ PeerStores peer_stores(const DeviceSet& devices, HaloTransport transport) {
 
 // Pipelining of a face packed straight into a peer's receive buffer: the pack is split into
 // slabs, and the receiver unpacks slab c on a second stream while slab c + 1 crosses the link.
-// Messages of fewer than two chunks' bytes are not split.
-constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
-
-std::size_t max_chunks() {
-  const char* v = std::getenv("CUSH_HALO_CHUNKS");  // tuning: 1 turns pipelining off
-  if (v == nullptr || *v == '\0') return 8;
-  const unsigned long n = std::strtoul(v, nullptr, 10);
-  return n == 0 ? 1 : std::min<std::size_t>(n, 64);
+// Only faces of at least 256 MiB are split, in 8 slabs: below that the packs and unpacks of both
+// directions contend for memory and pipelining measured slower (docs/grid.md). Both are read
+// from the environment when a field is made: CUSH_HALO_PIPELINE_MIB, CUSH_HALO_CHUNKS (1: off).
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return static_cast<std::size_t>(std::strtoull(v, nullptr, 10));
 }
+
+std::size_t pipeline_bytes() { return env_size("CUSH_HALO_PIPELINE_MIB", 256) << 20; }
+
+std::size_t max_chunks() { return std::clamp<std::size_t>(env_size("CUSH_HALO_CHUNKS", 8), 1, 64); }
 
 // Slab c of `chunks` of a step, split along its slowest axis with more than one cell. The
 // receive buffer is a dense array of the whole box, so a slab keeps its place in it.
@@ -108,6 +111,7 @@ struct FieldEngine::Impl {
   // Finds the faces packed into a peer's receive buffer that are big enough to pipeline.
   void plan_pipelines() {
     const std::size_t most = max_chunks();
+    const std::size_t threshold = pipeline_bytes();
     bool any = false;
     for (const ExchangePhase& phase : program.phases) {
       std::vector<Pipelined> list;
@@ -118,7 +122,8 @@ struct FieldEngine::Impl {
           if (pack.contiguous || pack.dst.buffer != unpack.src.buffer) continue;
           const std::size_t cells = pack.size[0] * pack.size[1] * pack.size[2];
           const std::size_t slowest = pack.size[2] > 1 ? pack.size[2] : (pack.size[1] > 1 ? pack.size[1] : 1);
-          const std::size_t chunks = std::min({most, cells * element_size / kChunkBytes, slowest});
+          if (cells * element_size < threshold) continue;
+          const std::size_t chunks = std::min(most, slowest);
           if (chunks < 2) continue;
           Pipelined p{i, r, chunks, {}};
           for (std::size_t c = 0; c < chunks; ++c) p.arrived.emplace_back(devices[pack.stream]);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,6 +63,28 @@ void expect_blocks_match(const cush::Field<T>& f, const std::vector<T>& global, 
     EXPECT_GE(checked, b.owned.volume());
   }
 }
+
+// Sets an environment variable for a scope (the tests run on one thread).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty()) {
+      ::unsetenv(name_.c_str());
+    } else {
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::string old_;
+};
 
 struct Case {
   std::size_t dims;
@@ -161,6 +184,9 @@ TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
 // thickness.
 TEST(Field, LargeStridedFacesArePipelined) {
   CUSH_REQUIRE_GPUS(2);
+  // Pipelined from 4 MiB on (the default is 256 MiB), in 5 slabs; read as a field is made.
+  const ScopedEnv threshold("CUSH_HALO_PIPELINE_MIB", "4");
+  const ScopedEnv chunks("CUSH_HALO_CHUNKS", "5");
   check_exchange<double>({1, 0}, Case{3, {12, 701, 903}}, Extent3{2, 1, 1}, 4, true);   // 20 MB x faces
   check_exchange<double>({0, 1}, Case{3, {301, 18, 2999}}, Extent3{1, 2, 1}, 2, false);  // 14 MB y faces
   check_exchange<float>({0, 1}, Case{2, {10, 1900001, 1}}, Extent3{2, 1, 1}, 3, false);  // 2D, 23 MB
