@@ -17,8 +17,12 @@ namespace cush::detail {
 struct FieldStreams {
   DeviceSet devices;
   std::vector<Stream> streams;
+  std::vector<cudaStream_t> handles;  // of `streams`
   explicit FieldStreams(DeviceSet d) : devices(std::move(d)) {
-    for (int id : devices) streams.emplace_back(id);
+    for (int id : devices) {
+      streams.emplace_back(id);
+      handles.push_back(streams.back().get());
+    }
   }
 };
 
@@ -84,6 +88,15 @@ struct FieldEngine::Impl {
   std::vector<Event> unpacked;                    // per device, end of its pipelined unpacks
   std::vector<unsigned> pack_blocks;              // per device, the pipelined packs' grid
 
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  struct PhasePlan {
+    std::vector<std::size_t> starts, unpackers, senders;  // blocks, ascending
+    std::vector<std::size_t> wait_before;                 // by send step: a block's start, or kNone
+    std::vector<std::size_t> piped_send;                  // by send step: index in pipelined, or kNone
+    std::vector<char> piped_receive;                      // by receive step
+  };
+  std::vector<PhasePlan> plans;  // by phase
+
   Impl(const DeviceSet& d, const Decomposition& g, std::size_t es, HaloTransport transport)
       : devices(d), grid(g), element_size(es), program(exchange_program(g, peer_stores(d, transport))) {
     for (std::size_t m = 0; m < program.ends.size(); ++m) {
@@ -106,6 +119,7 @@ struct FieldEngine::Impl {
       end.emplace_back(devices[k]);
     }
     plan_pipelines();
+    plan_phases();
   }
 
   // Finds the faces packed into a peer's receive buffer that are big enough to pipeline.
@@ -167,15 +181,21 @@ struct FieldEngine::Impl {
                (side.lo[0] + side.alloc[0] * (side.lo[1] + side.alloc[1] * side.lo[2])) * element_size;
       };
       const std::size_t bytes = s.size[0] * s.size[1] * s.size[2] * element_size;
-      CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
+      const int from = devices[owner_of(s.src.buffer)];
+      const int to = devices[owner_of(s.dst.buffer)];
+      if (from != to) {
+        CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(at(dst, s.dst), to, at(src, s.src), from, bytes, stream));
+      } else {
+        CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDeviceToDevice, stream));
+      }
     } else {
       launch_box_copy(BoxSide{src, s.src.alloc, s.src.lo}, BoxSide{dst, s.dst.alloc, s.dst.lo}, s.size, element_size,
                       stream, max_blocks);
     }
   }
 
-  // The block whose memory a step writes (staging buffers live on their message's ends).
-  std::size_t writes_on(const BufferRef& b) const {
+  // The block whose device holds a buffer (staging buffers live on their message's ends).
+  std::size_t owner_of(const BufferRef& b) const {
     switch (b.kind) {
       case BufferRef::Kind::send: return program.ends.at(b.index).first;
       case BufferRef::Kind::recv: return program.ends.at(b.index).second;
@@ -186,62 +206,83 @@ struct FieldEngine::Impl {
 
   // The program on the streams `on` (one per block).
   void run(std::span<void* const> data, std::span<const cudaStream_t> on) {
-    const std::size_t p = devices.size();
     for (std::size_t ph = 0; ph < program.phases.size(); ++ph) {
       const ExchangePhase& phase = program.phases[ph];
-      const std::vector<Pipelined>& piped = pipelined[ph];
+      const PhasePlan& plan = plans[ph];
+      std::vector<Pipelined>& piped = pipelined[ph];
       // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
       // earlier exchange work (which read them) is done: it waits for the receiver's start of
       // the phase just before its first step into the receiver (its packs run before).
-      for (std::size_t k = 0; k < p; ++k) start[k].record(on[k]);
+      for (std::size_t k : plan.starts) start[k].record(on[k]);
       // The unpack streams of pipelined receivers start after their receiver's earlier work.
-      std::vector<char> unpacking(p, 0);
-      for (const Pipelined& m : piped) {
-        const std::size_t to = phase.receives[m.receive].stream;
-        if (unpacking[to] != 0) continue;
-        unpacking[to] = 1;
-        start[to].wait_in(unpack_streams[to].get());
-      }
-      std::vector<char> waited(p * p, 0);
+      for (std::size_t k : plan.unpackers) start[k].wait_in(unpack_streams[k].get());
       for (std::size_t i = 0; i < phase.sends.size(); ++i) {
         const ExchangeStep& s = phase.sends[i];
-        const std::size_t target = writes_on(s.dst.buffer);
-        if (target != s.stream && waited[s.stream * p + target] == 0) {
-          waited[s.stream * p + target] = 1;
-          start[target].wait_in(on[s.stream]);
-        }
-        const auto m = std::find_if(piped.begin(), piped.end(), [&](const Pipelined& x) { return x.send == i; });
-        if (m == piped.end()) {
+        if (plan.wait_before[i] != kNone) start[plan.wait_before[i]].wait_in(on[s.stream]);
+        if (plan.piped_send[i] == kNone) {
           step(s, data, on);
           continue;
         }
         // Slab by slab: the pack on the sender, then the unpack on the receiver's unpack stream
         // once the slab has arrived.
-        const ExchangeStep& u = phase.receives[m->receive];
-        for (std::size_t c = 0; c < m->chunks; ++c) {
-          step_on(slab(s, c, m->chunks), data, on[s.stream], pack_blocks[s.stream]);
-          m->arrived[c].record(on[s.stream]);
-          m->arrived[c].wait_in(unpack_streams[u.stream].get());
-          step_on(slab(u, c, m->chunks), data, unpack_streams[u.stream].get(), 4096);
+        Pipelined& m = piped[plan.piped_send[i]];
+        const ExchangeStep& u = phase.receives[m.receive];
+        for (std::size_t c = 0; c < m.chunks; ++c) {
+          step_on(slab(s, c, m.chunks), data, on[s.stream], pack_blocks[s.stream]);
+          m.arrived[c].record(on[s.stream]);
+          m.arrived[c].wait_in(unpack_streams[u.stream].get());
+          step_on(slab(u, c, m.chunks), data, unpack_streams[u.stream].get(), 4096);
         }
       }
       // Receivers continue once their senders' copies are done. Every sender's end is recorded
       // before any receiver waits, so no wait adds a dependency on a third device.
-      std::vector<char> recorded(p, 0);
-      for (const auto& [from, to] : phase.links) {
-        if (recorded[from] != 0) continue;
-        done[from].record(on[from]);
-        recorded[from] = 1;
-      }
+      for (std::size_t k : plan.senders) done[k].record(on[k]);
       for (const auto& [from, to] : phase.links) done[from].wait_in(on[to]);
       for (std::size_t r = 0; r < phase.receives.size(); ++r)
-        if (std::none_of(piped.begin(), piped.end(), [&](const Pipelined& x) { return x.receive == r; }))
-          step(phase.receives[r], data, on);
-      for (std::size_t k = 0; k < p; ++k) {
-        if (unpacking[k] == 0) continue;
+        if (plan.piped_receive[r] == 0) step(phase.receives[r], data, on);
+      for (std::size_t k : plan.unpackers) {
         unpacked[k].record(unpack_streams[k].get());
         unpacked[k].wait_in(on[k]);
       }
+    }
+  }
+
+  // What run() does in each phase, worked out once: which blocks record a start (those written
+  // by another's steps, and pipelined receivers), which start each send step waits for first,
+  // which steps are pipelined, which blocks record a done.
+  void plan_phases() {
+    const std::size_t p = devices.size();
+    for (std::size_t ph = 0; ph < program.phases.size(); ++ph) {
+      const ExchangePhase& phase = program.phases[ph];
+      PhasePlan plan;
+      std::vector<char> starts(p, 0), waited(p * p, 0), senders(p, 0), unpackers(p, 0);
+      plan.wait_before.assign(phase.sends.size(), kNone);
+      plan.piped_send.assign(phase.sends.size(), kNone);
+      plan.piped_receive.assign(phase.receives.size(), 0);
+      for (std::size_t i = 0; i < phase.sends.size(); ++i) {
+        const ExchangeStep& s = phase.sends[i];
+        const std::size_t target = owner_of(s.dst.buffer);
+        if (target != s.stream && waited[s.stream * p + target] == 0) {
+          waited[s.stream * p + target] = 1;
+          starts[target] = 1;
+          plan.wait_before[i] = target;
+        }
+      }
+      for (std::size_t j = 0; j < pipelined[ph].size(); ++j) {
+        const Pipelined& m = pipelined[ph][j];
+        plan.piped_send[m.send] = j;
+        plan.piped_receive[m.receive] = 1;
+        const std::size_t to = phase.receives[m.receive].stream;
+        starts[to] = 1;
+        unpackers[to] = 1;
+      }
+      for (const auto& [from, to] : phase.links) senders[from] = 1;
+      for (std::size_t k = 0; k < p; ++k) {
+        if (starts[k] != 0) plan.starts.push_back(k);
+        if (unpackers[k] != 0) plan.unpackers.push_back(k);
+        if (senders[k] != 0) plan.senders.push_back(k);
+      }
+      plans.push_back(std::move(plan));
     }
   }
 
@@ -404,11 +445,7 @@ void* FieldBase::block_data(std::size_t k) const { return data_.at(k); }
 
 int FieldBase::block_device(std::size_t k) const { return streams_->devices[k]; }
 
-std::vector<cudaStream_t> FieldBase::stream_list() const {
-  std::vector<cudaStream_t> list;
-  for (const Stream& s : streams_->streams) list.push_back(s.get());
-  return list;
-}
+const std::vector<cudaStream_t>& FieldBase::stream_list() const { return streams_->handles; }
 
 void FieldBase::exchange_start() { engine_->exchange_start(data_, stream_list()); }
 

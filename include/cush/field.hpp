@@ -148,7 +148,7 @@ class FieldBase {
 
  private:
   void allocate(std::size_t element_size);
-  [[nodiscard]] std::vector<cudaStream_t> stream_list() const;
+  [[nodiscard]] const std::vector<cudaStream_t>& stream_list() const;
   Decomposition grid_;
   std::shared_ptr<detail::FieldStreams> streams_;
   std::vector<DeviceBuffer> buffers_;
