@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -131,6 +132,11 @@ void hold(Impl& plan, const std::shared_ptr<Communicator>& comm) {
 
 std::shared_ptr<Communicator> communicator(Impl& src, Impl& dst, const OpStreams& streams) {
   const std::vector<int> ids = streams.devices();
+  // An operation within one plan over the devices of a communicator it used before takes that
+  // one without the process-wide registry (and its lock).
+  if (&src == &dst)
+    for (const std::shared_ptr<Communicator>& c : src.communicators)
+      if (c->devices() == ids) return c;
   std::shared_ptr<Communicator> comm = Communicator::of(ids);
   hold(src, comm);
   hold(dst, comm);
@@ -313,10 +319,20 @@ void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType ty
   if (plan.devices.size() == 1) return;  // one replica is its own reduction
   const std::size_t n = plan.layout.size();
   const std::size_t granularity = std::max<std::size_t>(1, all_reduce_alignment / plan.element_size);
-  // The list also names the links, which decide whether peer access is possible.
-  const TransferList list = all ? all_reduce_transfers(plan.layout, Range{0, n}, granularity)
-                                : reduce_transfers(plan.layout, root, Range{0, n});
-  const std::vector<std::pair<int, int>> links = links_used(list, plan, plan);
+  // The list also names the links, which decide whether peer access is possible; the links are
+  // kept, so an operation that runs as an NCCL collective builds no list.
+  std::optional<TransferList> list;
+  const auto make_list = [&] {
+    list = all ? all_reduce_transfers(plan.layout, Range{0, n}, granularity)
+               : reduce_transfers(plan.layout, root, Range{0, n});
+  };
+  const std::pair<bool, std::size_t> key{all, all ? 0 : root};
+  auto known = plan.reduce_links.find(key);
+  if (known == plan.reduce_links.end()) {
+    make_list();
+    known = plan.reduce_links.emplace(key, links_used(*list, plan, plan)).first;
+  }
+  const std::vector<std::pair<int, int>>& links = known->second;
   const Transport transport =
       choose(all ? Collective::all_reduce : Collective::reduce, n * plan.element_size, options, links,
              plan, plan, where);
@@ -331,7 +347,8 @@ void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType ty
     streams.finish();
     return;
   }
-  run(list, plan, plan, transport, links, type, op);
+  if (!list) make_list();
+  run(*list, plan, plan, transport, links, type, op);
 }
 
 }  // namespace cush::detail

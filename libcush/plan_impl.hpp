@@ -1,7 +1,9 @@
 #pragma once
 // The state of a plan, shared by plan.cpp and device_ops.cpp (not an installed header).
 
+#include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "cush/detail/communicator.hpp"
@@ -33,6 +35,9 @@ struct PlanBase::Impl {
   std::vector<std::shared_ptr<detail::Communicator>> communicators;
   std::vector<std::shared_ptr<detail::PeerGroup>> peer_groups;
   std::unique_ptr<detail::StagingSlots> staging;
+  // The device pairs a reduction moves data between, by (all-reduce?, root): computed once,
+  // since the layout never changes (the transport choice needs them on every call).
+  std::map<std::pair<bool, std::size_t>, std::vector<std::pair<int, int>>> reduce_links;
   std::vector<DeviceBuffer> buffers;
   detail::Lanes lanes;
   std::vector<Stream> streams;
