@@ -2,13 +2,14 @@
 # Runs on a GPU host after a build: the kernel times and DRAM traffic of halo exchanges under
 # Nsight Compute (ncu serializes kernels, so each is timed alone).
 #   usage: scripts/profile_halo.sh [build-dir] [benchmark-regex ...]
+#   (names end in /min_time:.../manual_time: anchor a regex with a trailing "/", not "$")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0
 build=${1:-build-gpu}
 shift || true
 filters=("$@")
-[ ${#filters[@]} -eq 0 ] && filters=('halo/cush/x/4096/d1$' 'halo/staged/x/4096/d1$' 'halo/cush/x/420/d1$')
+[ ${#filters[@]} -eq 0 ] && filters=('halo/cush/x/4096/d1/' 'halo/staged/x/4096/d1/' 'halo/cush/x/420/d1/')
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size
 for f in "${filters[@]}"; do
   echo "=== $f"
