@@ -457,9 +457,11 @@ void FieldBase::set_halo_transport(HaloTransport transport) {
   if (engine_->in_flight())
     throw InvalidArgument("cush::Field::set_halo_transport", "this", "an exchange is in flight: call exchange_finish() first");
   if (transport == transport_) return;
-  // The new engine first (it may fail to allocate); the old one's streams synchronize as it goes,
-  // and later exchanges are ordered after the blocks' streams.
+  // The new engine first (it may fail to allocate). exchange() runs on the blocks' streams, so
+  // they may still pack into or unpack from the old engine's buffers: wait for them before the
+  // old engine goes (its own streams synchronize as it is destroyed).
   auto next = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size_, transport);
+  wait();
   engine_ = std::move(next);
   transport_ = transport;
 }

@@ -126,8 +126,8 @@ class FieldBase {
   /// to overlap the exchange.
   void exchange();
   /// How strided faces move (default HaloTransport::automatic; a field made alike takes its
-  /// model's). Setting it waits for the field's exchange streams; throws InvalidArgument while an
-  /// exchange is in flight.
+  /// model's). Setting it to another transport waits for all work on the blocks' streams (like
+  /// wait()); throws InvalidArgument while an exchange is in flight.
   void set_halo_transport(HaloTransport transport);
   [[nodiscard]] HaloTransport halo_transport() const noexcept { return transport_; }
   /// Blocks until all work on the blocks' streams is done (finish an exchange first); throws
