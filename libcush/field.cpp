@@ -181,13 +181,8 @@ struct FieldEngine::Impl {
                (side.lo[0] + side.alloc[0] * (side.lo[1] + side.alloc[1] * side.lo[2])) * element_size;
       };
       const std::size_t bytes = s.size[0] * s.size[1] * s.size[2] * element_size;
-      const int from = devices[owner_of(s.src.buffer)];
-      const int to = devices[owner_of(s.dst.buffer)];
-      if (from != to) {
-        CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(at(dst, s.dst), to, at(src, s.src), from, bytes, stream));
-      } else {
-        CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDeviceToDevice, stream));
-      }
+      // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which CUDA 13.0 does not capture into graphs.
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
     } else {
       launch_box_copy(BoxSide{src, s.src.alloc, s.src.lo}, BoxSide{dst, s.dst.alloc, s.dst.lo}, s.size, element_size,
                       stream, max_blocks);

@@ -192,6 +192,62 @@ TEST(Field, LargeStridedFacesArePipelined) {
   check_exchange<float>({0, 1}, Case{2, {10, 1900001, 1}}, Extent3{2, 1, 1}, 3, false);  // 2D, 23 MB
 }
 
+// An exchange captured into a CUDA graph (both blocks' streams, joined by events) and replayed
+// after the owned cells changed: packs into the peer (x faces) and copies (z faces), through
+// exchange() and through exchange_start()/exchange_finish().
+TEST(Field, ExchangeCanBeCapturedAndReplayed) {
+  CUSH_REQUIRE_GPUS(2);
+  const Case c{3, {37, 23, 19}};
+  for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 1, 2}})
+    for (bool split : {false, true}) {
+      SCOPED_TRACE(std::string("blocks ") + std::to_string(blocks[0]) + std::to_string(blocks[1]) +
+                   std::to_string(blocks[2]) + (split ? ", start/finish" : ", exchange()"));
+      GridOptions o;
+      o.halo = 2;
+      o.blocks = blocks;
+      o.periodic = {true, true, true};
+      cush::Field<double> f(cush::DeviceSet{1, 0}, cush::Decomposition(c.extent, c.dims, 2, o));
+      const std::size_t n = c.extent[0] * c.extent[1] * c.extent[2];
+      f.exchange();  // outside the capture: anything created on first use
+      f.wait();
+      const cudaStream_t s0 = f.block(0).stream;
+      const cudaStream_t s1 = f.block(1).stream;
+      cush::Event fork(f.block(0).device);
+      cush::Event join(f.block(1).device);
+      cudaGraph_t graph = nullptr;
+      {
+        const cush::DeviceGuard guard(f.block(0).device);
+        ASSERT_EQ(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed), cudaSuccess);
+        fork.record(s0);
+        fork.wait_in(s1);
+        if (split) {
+          f.exchange_start();
+          f.exchange_finish();
+        } else {
+          f.exchange();
+        }
+        join.record(s1);
+        join.wait_in(s0);
+        ASSERT_EQ(cudaStreamEndCapture(s0, &graph), cudaSuccess);
+      }
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+      for (unsigned replay = 0; replay < 2; ++replay) {
+        const std::vector<double> values = random_values<double>(n, 300 + replay);
+        f.scatter(values.data());
+        f.wait();
+        {
+          const cush::DeviceGuard guard(f.block(0).device);
+          ASSERT_EQ(cudaGraphLaunch(exec, s0), cudaSuccess);
+          ASSERT_EQ(cudaStreamSynchronize(s0), cudaSuccess);
+        }
+        expect_blocks_match(f, values, true);
+      }
+      EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+      EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+    }
+}
+
 TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
   CUSH_REQUIRE_GPUS(1);
   for (const Case& c : cases)
