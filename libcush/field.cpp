@@ -49,10 +49,13 @@ std::size_t pipeline_bytes() { return env_size("CUSH_HALO_PIPELINE_MIB", 256) <<
 
 std::size_t max_chunks() { return std::clamp<std::size_t>(env_size("CUSH_HALO_CHUNKS", 8), 1, 64); }
 
-// Slab c of `chunks` of a step, split along its slowest axis with more than one cell. The
-// receive buffer is a dense array of the whole box, so a slab keeps its place in it.
+// The axis a box is split into slabs along: its slowest one with more than one cell.
+std::size_t slab_axis(const Extent3& size) { return size[2] > 1 ? 2 : (size[1] > 1 ? 1 : 0); }
+
+// Slab c of `chunks` of a step, split along slab_axis(). The receive buffer is a dense array of
+// the whole box, so a slab keeps its place in it.
 ExchangeStep slab(const ExchangeStep& s, std::size_t c, std::size_t chunks) {
-  const std::size_t a = s.size[2] > 1 ? 2 : (s.size[1] > 1 ? 1 : 0);
+  const std::size_t a = slab_axis(s.size);
   const std::size_t n = s.size[a];
   const std::size_t lo = n * c / chunks;
   const std::size_t hi = n * (c + 1) / chunks;
@@ -72,6 +75,7 @@ struct FieldEngine::Impl {
   ExchangeProgram program;
   std::vector<DeviceBuffer> send, recv;  // staging buffers by message
   std::vector<Stream> streams;           // the exchange's stream per device
+  std::vector<cudaStream_t> own;         // their handles
   std::vector<Event> ready, start, done, end;
   bool in_flight = false;
 
@@ -113,6 +117,7 @@ struct FieldEngine::Impl {
       }
     for (std::size_t k = 0; k < devices.size(); ++k) {
       streams.emplace_back(devices[k]);
+      own.push_back(streams.back().get());
       ready.emplace_back(devices[k]);
       start.emplace_back(devices[k]);
       done.emplace_back(devices[k]);
@@ -135,9 +140,8 @@ struct FieldEngine::Impl {
           const ExchangeStep& pack = phase.sends[i];
           if (pack.contiguous || pack.dst.buffer != unpack.src.buffer) continue;
           const std::size_t cells = pack.size[0] * pack.size[1] * pack.size[2];
-          const std::size_t slowest = pack.size[2] > 1 ? pack.size[2] : (pack.size[1] > 1 ? pack.size[1] : 1);
           if (cells * element_size < threshold) continue;
-          const std::size_t chunks = std::min(most, slowest);
+          const std::size_t chunks = std::min(most, pack.size[slab_axis(pack.size)]);
           if (chunks < 2) continue;
           Pipelined p{i, r, chunks, {}};
           for (std::size_t c = 0; c < chunks; ++c) p.arrived.emplace_back(devices[pack.stream]);
@@ -281,12 +285,6 @@ struct FieldEngine::Impl {
     }
   }
 
-  [[nodiscard]] std::vector<cudaStream_t> own_streams() const {
-    std::vector<cudaStream_t> list;
-    for (const Stream& s : streams) list.push_back(s.get());
-    return list;
-  }
-
   // After a failed enqueue: let whatever was enqueued on `on` finish, so no copy outlives the
   // call's consequences unseen.
   void drain(std::span<const cudaStream_t> on) const noexcept {
@@ -343,11 +341,10 @@ void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cu
     impl_->ready[k].record(streams[k]);
     impl_->ready[k].wait_in(impl_->streams[k].get());
   }
-  const std::vector<cudaStream_t> own = impl_->own_streams();
   try {
-    impl_->run(data, own);
+    impl_->run(data, impl_->own);
   } catch (...) {
-    impl_->drain(own);
+    impl_->drain(impl_->own);
     throw;
   }
   impl_->in_flight = true;
