@@ -1,6 +1,7 @@
 // The case studies, each variant on 1..all GPUs, end to end from pinned host memory.
 //
 // Names: case/<case>/<variant>/<gpus>gpu/<n>   variant: single | multi_cuda | multi_cush
+// (matmul's names and counters: cases_matmul.cpp)
 // Counters: gpus, n (problem size), and the case's rate (GB/s for "scale").
 // Time: wall clock around the whole call; the variants allocate, copy, compute, copy back and free
 // inside, and return when done. Environment: CUSH_BENCH_MAX_N caps the sizes.
@@ -12,6 +13,7 @@
 
 #include "cush/cush.hpp"
 #include "harness.hpp"
+#include "matmul.hpp"
 #include "scale.hpp"
 
 namespace {
@@ -75,4 +77,17 @@ void register_scale() {
 
 }  // namespace
 
-int main(int argc, char** argv) { return cush_bench::run(argc, argv, "bench_cases", register_scale); }
+void register_matmul();  // cases_matmul.cpp
+
+namespace {
+void register_cases() {
+  register_scale();
+  register_matmul();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int status = cush_bench::run(argc, argv, "bench_cases", register_cases);
+  cases::matmul::release_blas_handles();
+  return status;
+}

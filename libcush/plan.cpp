@@ -95,6 +95,22 @@ bool PlanBase::done() const {
   return true;
 }
 
+void PlanBase::after(const PlanBase& other) {
+  Impl& mine = *impl_;
+  Impl& theirs = *other.impl_;
+  for (std::size_t pos = 0; pos < mine.devices.size(); ++pos) {
+    const int id = mine.devices[pos];
+    for (std::size_t q = 0; q < theirs.devices.size(); ++q) {
+      if (theirs.devices[q] != id || theirs.stream_handles[q] == mine.stream_handles[pos]) continue;
+      // Event 0 of `other`'s lane: a wait binds to the record made just before it, so reuse by
+      // a later operation is safe.
+      const cudaEvent_t e = theirs.lanes.event(q, 0);
+      CUSH_CUDA_CHECK(cudaEventRecord(e, theirs.stream_handles[q]));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(mine.stream_handles[pos], e, 0));
+    }
+  }
+}
+
 void PlanBase::check_part(std::size_t first, std::size_t count, const char* where) const {
   if (count == 0) throw InvalidArgument(where, "part", "is empty");
   if (first >= size() || count > size() - first)

@@ -3,11 +3,14 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench,devbench,halobench
+#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench,devbench,halobench,
+#                casebench
 #                (default: all but report; test1 runs the suite with one GPU visible; report runs
 #                scripts/report.sh and packs docs/results into $OUT/results.tgz)
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
+#   CUSH_CASE_FILTER, CUSH_CASE_REPETITIONS  filter and repetitions (default 3) for bench_cases
+#                (casebench; the matmul tables go to $OUT/matmul.md)
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
@@ -102,6 +105,14 @@ if has devbench; then
   python3 tools/summarize_device_ops.py "$OUT/device_ops.json" >"$OUT/device_ops.md" 2>&1 || true
 fi
 
+if has casebench; then
+  timeout 900 "$build/bench/bench_cases" --benchmark_filter="${CUSH_CASE_FILTER:-.}" \
+    --benchmark_repetitions="${CUSH_CASE_REPETITIONS:-3}" \
+    --benchmark_out="$OUT/cases.json" --benchmark_out_format=json >"$OUT/casebench.log" 2>&1
+  note "bench_cases: rc $? ($(elapsed))"
+  python3 tools/summarize_matmul.py "$OUT/cases.json" >"$OUT/matmul.md" 2>&1 || true
+fi
+
 if has halobench; then
   timeout 600 "$build/bench/bench_halo" --benchmark_out="$OUT/halo.json" --benchmark_out_format=json >"$OUT/halobench.log" 2>&1
   note "bench_halo: rc $? ($(elapsed))"
@@ -109,6 +120,7 @@ if has halobench; then
 fi
 
 echo
+[ -f "$OUT/matmul.md" ] && cat "$OUT/matmul.md"
 [ -f "$OUT/halo.md" ] && cat "$OUT/halo.md"
 [ -f "$OUT/device_ops.md" ] && cat "$OUT/device_ops.md"
 [ -f "$OUT/host_ops.md" ] && tail -40 "$OUT/host_ops.md"

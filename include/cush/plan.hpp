@@ -49,6 +49,12 @@ class PlanBase {
   void wait() const;
   /// True if all work on the plan's streams is done (does not block).
   [[nodiscard]] bool done() const;
+  /// Orders this plan's stream on every device it shares with `other` after the work enqueued so
+  /// far on `other`'s stream there. Does not block the host. Use it before enqueuing work on this
+  /// plan's streams that reads `other`'s segments (a kernel that combines several plans); the
+  /// caller keeps `other` alive and unmodified until that work is done, or orders `other` after
+  /// this plan in turn. Devices of `other` that this plan lacks are ignored.
+  void after(const PlanBase& other);
 
  protected:
   PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,

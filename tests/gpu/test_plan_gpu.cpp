@@ -98,3 +98,47 @@ TEST(PlanGpu, MovedPlansKeepWorking) {
   EXPECT_TRUE(b.done());
   for (std::size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
 }
+
+// after(): work on one plan's streams that reads another plan's segments waits for the other
+// plan's earlier work. Plan a's streams are kept busy by a spin before the values are changed:
+// a copy on c's streams that did not wait would read the old values.
+TEST(PlanGpu, AfterOrdersThisPlansStreamsAfterTheOthers) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 100'003;
+  std::vector<float> in(n);
+  cush_test::fill_random(std::span<float>(in));
+  for (const auto& order : cush_test::device_orders()) {
+    SCOPED_TRACE(cush_test::to_string(order));
+    cush::Plan<float> a(cush::DeviceSet(order), n);
+    cush::Plan<float> c(cush::DeviceSet(order), n);
+    a.scatter(in.data());
+    a.for_each([](cush::Segment<float> s) {
+      cush_test::spin(s.stream(), 50);
+      cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream());
+    });
+    c.after(a);
+    c.after(c);  // a plan after itself: nothing to do
+    c.for_each([&a](cush::Segment<float> s) {
+      ASSERT_EQ(cudaMemcpyAsync(s.data(), a.segment(s.index()).data(), s.bytes(), cudaMemcpyDeviceToDevice, s.stream()),
+                cudaSuccess);
+    });
+    std::vector<float> out(n, NAN);
+    c.gather(out.data());
+    c.wait();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+  }
+}
+
+// after() joins only the devices both plans have; a plan over other devices is ignored.
+TEST(PlanGpu, AfterIgnoresDevicesTheOtherPlanLacks) {
+  CUSH_REQUIRE_GPUS(2);
+  cush::Plan<float> a(cush::DeviceSet{1}, 1000);
+  cush::Plan<float> c(cush::DeviceSet{0, 1}, 1000);
+  cush_test::spin(a.stream(0), 100);
+  c.after(a);
+  EXPECT_EQ(cudaStreamQuery(c.stream(0)), cudaSuccess) << "device 0's stream must not wait";
+  EXPECT_EQ(cudaStreamQuery(a.stream(0)), cudaErrorNotReady) << "the spin should still run: 100 ms";
+  EXPECT_EQ(cudaStreamQuery(c.stream(1)), cudaErrorNotReady) << "device 1's stream waits for the spin";
+  c.wait();
+  EXPECT_TRUE(a.done());
+}

@@ -1,0 +1,93 @@
+// Case "matmul": what all variants share (left out of the complexity count): cuBLAS handles, the
+// row-block product, checks.
+
+#include <climits>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "cush/device_guard.hpp"
+#include "cush/error.hpp"
+#include "matmul.hpp"
+
+namespace cases {
+namespace matmul {
+
+Dims seed_dims(std::size_t k) { return Dims{400 * k, 800 * k, 400 * k}; }
+
+double flops(Dims d) { return 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.p); }
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw cush::Error(std::string("cases::matmul: ") + what + " failed: " + cublasGetStatusName(status) + " (" +
+                      cublasGetStatusString(status) + ")");
+}
+
+Dims check_dims(Dims d, const char* where) {
+  for (std::size_t v : {d.m, d.n, d.p}) {
+    if (v == 0) throw cush::InvalidArgument(where, "dims", "a matrix dimension is 0");
+    if (v > static_cast<std::size_t>(INT_MAX))
+      throw cush::InvalidArgument(where, "dims", std::to_string(v) + " exceeds cuBLAS's int dimensions");
+  }
+  return d;
+}
+
+namespace {
+std::mutex handles_mutex;
+std::map<int, cublasHandle_t>& handles() {
+  static std::map<int, cublasHandle_t> h;
+  return h;
+}
+}  // namespace
+
+cublasHandle_t blas_handle(int device) {
+  const std::lock_guard<std::mutex> lock(handles_mutex);
+  auto it = handles().find(device);
+  if (it != handles().end()) return it->second;
+  cush::DeviceGuard guard(device);
+  cublasHandle_t h = nullptr;
+  check_cublas(cublasCreate(&h), "cublasCreate");
+  handles().emplace(device, h);
+  return h;
+}
+
+void release_blas_handles() {
+  const std::lock_guard<std::mutex> lock(handles_mutex);
+  for (auto& [device, h] : handles()) {
+    cush::DeviceGuard guard(device);
+    cublasDestroy(h);  // best effort at the end of a program
+  }
+  handles().clear();
+}
+
+namespace {
+cublasStatus_t gemm(cublasHandle_t h, int m, int n, int k, const float* alpha, const float* a, int lda, const float* b,
+                    int ldb, const float* beta, float* c, int ldc) {
+  return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+cublasStatus_t gemm(cublasHandle_t h, int m, int n, int k, const double* alpha, const double* a, int lda,
+                    const double* b, int ldb, const double* beta, double* c, int ldc) {
+  return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+}  // namespace
+
+template <class T>
+void gemm_rows(cudaStream_t stream, std::size_t rows, Dims d, const T* a_rows, const T* b, T* c_rows) {
+  if (rows == 0) return;
+  int device = 0;
+  CUSH_CUDA_CHECK(cudaGetDevice(&device));
+  const cublasHandle_t h = blas_handle(device);
+  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  // cuBLAS is column-major: a row-major X is X^T to it, so C = A B is computed as C^T = B^T A^T.
+  const T one = 1;
+  const T zero = 0;
+  const int p = static_cast<int>(d.p);
+  const int n = static_cast<int>(d.n);
+  check_cublas(gemm(h, p, static_cast<int>(rows), n, &one, b, p, a_rows, n, &zero, c_rows, p), "cublas gemm");
+}
+
+template void gemm_rows<float>(cudaStream_t, std::size_t, Dims, const float*, const float*, float*);
+template void gemm_rows<double>(cudaStream_t, std::size_t, Dims, const double*, const double*, double*);
+
+}  // namespace matmul
+}  // namespace cases

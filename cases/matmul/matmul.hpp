@@ -1,0 +1,139 @@
+#pragma once
+// Case "matmul": C = A B with cuBLAS, tiled over the GPUs by rows of C (seed 002 §2.6.3, Listings
+// A.1/A.2). Host matrices are row-major: A is m x n, B n x p, C m x p. Each GPU computes a block of
+// whole rows of C from the same rows of A and all of B: A's rows are scattered, B is broadcast and
+// C's rows are gathered.
+//
+// Three variants with one interface, so one test checks all three and one benchmark times all
+// three, end to end or on data already resident on the GPUs:
+//
+//     Variant<T> v(a, b, dims, gpus);   // allocates on the GPUs, starts the uploads
+//     v.multiply();                     // enqueues C = A B on resident data (asynchronous)
+//     v.wait();                         // until every GPU is done
+//     v.download(c);                    // C into host memory; returns when it is there
+//
+// `gpus` uses devices 0..gpus-1 and is ignored by the single-GPU reference. T is float or double.
+// multiply() may run any number of times. Shared by all variants, and left out of the
+// complexity count: the cuBLAS call in blas.cpp.
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "cush/cush.hpp"
+
+namespace cases {
+namespace matmul {
+
+/// Matrix shape: A is m x n, B n x p, C m x p (row-major).
+struct Dims {
+  std::size_t m = 0;
+  std::size_t n = 0;
+  std::size_t p = 0;
+};
+
+/// The seed's problem for size multiplier k: A 400k x 800k, B 800k x 400k, C 400k x 400k.
+Dims seed_dims(std::size_t k);
+/// Floating-point operations of one product: 2 m n p (a multiply and an add per term). The
+/// seed's eq. 2.3 counts m n p and so reports half of this rate.
+double flops(Dims d);
+
+// --- shared by all variants -------------------------------------------------------------------
+
+/// The cuBLAS handle of `device`, made on first use and kept until release_blas_handles().
+cublasHandle_t blas_handle(int device);
+/// Destroys the handles made by blas_handle() (call at the end of a program, GPUs idle).
+void release_blas_handles();
+/// Rows [0, rows) of C = A B on the current device in `stream`: a_rows is rows x d.n, b is
+/// d.n x d.p, c_rows is rows x d.p, all row-major device memory. Does nothing when rows == 0.
+template <class T>
+void gemm_rows(cudaStream_t stream, std::size_t rows, Dims d, const T* a_rows, const T* b, T* c_rows);
+/// Throws cush::Error naming `what` unless `status` is CUBLAS_STATUS_SUCCESS.
+void check_cublas(cublasStatus_t status, const char* what);
+/// `d`, or cush::InvalidArgument for an empty matrix or a dimension cuBLAS cannot index.
+Dims check_dims(Dims d, const char* where);
+
+// --- the three variants -----------------------------------------------------------------------
+
+/// Single-GPU CUDA reference on device 0.
+template <class T>
+class Single {
+ public:
+  Single(const T* a, const T* b, Dims d, int gpus);
+  ~Single();
+  Single(const Single&) = delete;
+  Single& operator=(const Single&) = delete;
+  void multiply();
+  void wait();
+  void download(T* c);
+
+ private:
+  Dims d_;
+  cudaStream_t stream_ = nullptr;
+  T* a_ = nullptr;
+  T* b_ = nullptr;
+  T* c_ = nullptr;
+};
+
+/// Multi-GPU raw CUDA: per-GPU loops over cudaSetDevice, offsets, streams and buffers (Listing A.1).
+template <class T>
+class MultiCuda {
+ public:
+  MultiCuda(const T* a, const T* b, Dims d, int gpus);
+  ~MultiCuda();
+  MultiCuda(const MultiCuda&) = delete;
+  MultiCuda& operator=(const MultiCuda&) = delete;
+  void multiply();
+  void wait();
+  void download(T* c);
+
+ private:
+  Dims d_;
+  int gpus_;
+  std::vector<std::size_t> rows_, first_row_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<T*> a_, b_, c_;
+};
+
+/// Multi-GPU cush: three plans (Listing A.2's shape).
+template <class T>
+class MultiCush {
+ public:
+  MultiCush(const T* a, const T* b, Dims d, int gpus);
+  void multiply();
+  void wait();
+  void download(T* c);
+
+ private:
+  Dims d_;
+  cush::Plan<T> a_, b_, c_;
+};
+
+/// cuBLASXt on devices 0..gpus-1 with square tiles of `block_dim`: the library a user would pick
+/// instead. It works on host memory and blocks the caller; its handle is made once.
+template <class T>
+class Xt {
+ public:
+  Xt(int gpus, int block_dim);
+  ~Xt();
+  Xt(const Xt&) = delete;
+  Xt& operator=(const Xt&) = delete;
+  /// C = A B from and to host memory; returns when C is there.
+  void multiply(const T* a, const T* b, T* c, Dims d);
+
+ private:
+  void* handle_ = nullptr;
+};
+
+/// End to end from host memory: upload, multiply, download, free.
+template <template <class> class Variant, class T>
+void multiply(const T* a, const T* b, T* c, Dims d, int gpus) {
+  Variant<T> v(a, b, d, gpus);
+  v.multiply();
+  v.download(c);
+}
+
+}  // namespace matmul
+}  // namespace cases

@@ -1,0 +1,126 @@
+// Case "matmul": the single-GPU reference, raw multi-GPU CUDA, cush and cuBLASXt against a host
+// product, for float and double, awkward shapes (odd, prime, fewer rows than GPUs), on 1 and 2
+// GPUs.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "matmul.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+
+namespace {
+
+using cases::matmul::Dims;
+
+// C = A B on the host in long double, with sum |a||b| per element for the error bound.
+struct Reference {
+  std::vector<long double> c, magnitude;
+};
+
+template <class T>
+Reference host_product(const std::vector<T>& a, const std::vector<T>& b, Dims d) {
+  Reference r{std::vector<long double>(d.m * d.p), std::vector<long double>(d.m * d.p)};
+  for (std::size_t i = 0; i < d.m; ++i)
+    for (std::size_t k = 0; k < d.n; ++k) {
+      const long double aik = a[i * d.n + k];
+      for (std::size_t j = 0; j < d.p; ++j) {
+        r.c[i * d.p + j] += aik * b[k * d.p + j];
+        r.magnitude[i * d.p + j] += std::fabs(aik * b[k * d.p + j]);
+      }
+    }
+  return r;
+}
+
+// Every element within the bound of a length-n dot product in T (with a safety factor of 2).
+template <class T>
+void expect_product(const std::vector<T>& c, const Reference& r, Dims d, const std::string& what) {
+  const long double eps = std::numeric_limits<T>::epsilon();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const long double bound = 2.0L * static_cast<long double>(d.n) * eps * r.magnitude[i] + 1e-30L;
+    if (!(std::fabs(static_cast<long double>(c[i]) - r.c[i]) <= bound) && bad++ < 5)
+      ADD_FAILURE() << what << ": C[" << i / d.p << "][" << i % d.p << "] = " << c[i] << ", expected "
+                    << static_cast<double>(r.c[i]) << " within " << static_cast<double>(bound);
+  }
+  EXPECT_EQ(bad, 0U) << what;
+}
+
+template <class T>
+void check_all_variants() {
+  const std::vector<Dims> shapes = {{1, 1, 1}, {1, 7, 3}, {3, 1, 5}, {7, 13, 5}, {97, 61, 103}, {257, 131, 199},
+                                    {1031, 263, 517}};
+  for (const Dims d : shapes) {
+    SCOPED_TRACE("m=" + std::to_string(d.m) + " n=" + std::to_string(d.n) + " p=" + std::to_string(d.p));
+    std::vector<T> a(d.m * d.n), b(d.n * d.p);
+    cush_test::fill_random(std::span<T>(a));
+    cush_test::fill_random(std::span<T>(b));
+    const Reference ref = host_product(a, b, d);
+    std::vector<T> c(d.m * d.p, std::numeric_limits<T>::quiet_NaN());
+    cases::matmul::multiply<cases::matmul::Single>(a.data(), b.data(), c.data(), d, 1);
+    expect_product(c, ref, d, "single");
+    for (int gpus = 1; gpus <= cush::DeviceSet::available(); ++gpus) {
+      SCOPED_TRACE("gpus=" + std::to_string(gpus));
+      std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
+      cases::matmul::multiply<cases::matmul::MultiCuda>(a.data(), b.data(), c.data(), d, gpus);
+      expect_product(c, ref, d, "multi_cuda");
+      std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
+      cases::matmul::multiply<cases::matmul::MultiCush>(a.data(), b.data(), c.data(), d, gpus);
+      expect_product(c, ref, d, "multi_cush");
+      std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
+      cases::matmul::Xt<T>(gpus, 128).multiply(a.data(), b.data(), c.data(), d);
+      expect_product(c, ref, d, "cublasxt");
+    }
+  }
+}
+
+}  // namespace
+
+TEST(CaseMatmul, FloatVariantsAgreeWithTheHostProduct) {
+  CUSH_REQUIRE_GPUS(1);
+  check_all_variants<float>();
+}
+
+TEST(CaseMatmul, DoubleVariantsAgreeWithTheHostProduct) {
+  CUSH_REQUIRE_GPUS(1);
+  check_all_variants<double>();
+}
+
+// multiply() on resident data runs again and again; the result stays the product (beta = 0).
+TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
+  CUSH_REQUIRE_GPUS(1);
+  const Dims d{211, 89, 67};
+  std::vector<float> a(d.m * d.n), b(d.n * d.p);
+  cush_test::fill_random(std::span<float>(a));
+  cush_test::fill_random(std::span<float>(b));
+  const Reference ref = host_product(a, b, d);
+  const int gpus = cush::DeviceSet::available();
+  cases::matmul::MultiCush<float> with_cush(a.data(), b.data(), d, gpus);
+  cases::matmul::MultiCuda<float> raw(a.data(), b.data(), d, gpus);
+  for (int rep = 0; rep < 3; ++rep) {
+    with_cush.multiply();
+    raw.multiply();
+  }
+  with_cush.wait();
+  raw.wait();
+  std::vector<float> c(d.m * d.p, NAN);
+  with_cush.download(c.data());
+  expect_product(c, ref, d, "multi_cush");
+  std::fill(c.begin(), c.end(), NAN);
+  raw.download(c.data());
+  expect_product(c, ref, d, "multi_cuda");
+}
+
+// Shapes are checked before anything touches a GPU, so this runs everywhere.
+TEST(CaseMatmul, RejectsEmptyAndOversizedShapes) {
+  const float x = 1;
+  EXPECT_THROW(cases::matmul::MultiCush<float>(&x, &x, Dims{0, 1, 1}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::MultiCuda<float>(&x, &x, Dims{1, 0, 1}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::Single<float>(&x, &x, Dims{1, 1, 0}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::Single<float>(&x, &x, Dims{std::size_t{1} << 31, 1, 1}, 1), cush::InvalidArgument);
+  EXPECT_EQ(cases::matmul::flops(cases::matmul::seed_dims(2)), 2.0 * 800 * 1600 * 800);
+}
