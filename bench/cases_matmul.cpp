@@ -6,7 +6,8 @@
 //                                           A 400k x 800k, B 800k x 400k (seed 002 §2.6.3)
 //   case/matmul_weak/<variant>/<g>gpu/<r>   FP32 end to end, A 1000r x 8000, B 8000 x 8000: the
 //                                           work per GPU is fixed when r grows with the GPU count
-//   resident/matmul/<variant>/<g>gpu/<k>    FP32, multiply() on data already on the GPUs
+//   resident/matmul/<variant>/<g>gpu/<k>    FP32, multiply() on data already on the GPUs (one row
+//                                           block: one cuBLAS call per GPU)
 //   xt/matmul/<block>/<g>gpu/<k>            cuBLASXt, FP32, tiles of block x block, end to end
 // Environment: CUSH_BENCH_MATMUL_MAX_K caps k (default 40).
 
@@ -98,9 +99,8 @@ void end_to_end(benchmark::State& state, Dims d, int gpus) {
 template <template <class> class V>
 void resident(benchmark::State& state, Dims d, int gpus) {
   Buffers<float>& buf = buffers_for<float>(d);
-  V<float> v(buf.a.data(), buf.b.data(), d, gpus);
-  v.multiply();  // warm-up
-  v.wait();
+  V<float> v(d, gpus, 1);  // one row block: one cuBLAS call per GPU
+  v.run(buf.a.data(), buf.b.data(), buf.c.data());  // uploads A and B; warm-up
   cush_bench::WallTimer timer;
   cush_bench::Throughput rate;
   for (auto _ : state) {

@@ -1,6 +1,9 @@
 #include "cush/layout.hpp"
 
+#include <string>
+
 #include "cush/error.hpp"
+#include "cush/transfer.hpp"
 
 namespace cush {
 
@@ -28,6 +31,14 @@ Layout Layout::make(std::size_t n, const Distribution& distribution, std::span<c
   if (distribution.is_replicated()) return replicated(n, devices.size());
   const std::vector<std::size_t> counts = distribution.counts(n, devices);
   return partitioned(counts);
+}
+
+Range Layout::slice(std::size_t pos, Slice s, std::size_t granularity) const {
+  if (s.count == 0 || s.index >= s.count)
+    throw InvalidArgument("cush::Layout::slice", "slice",
+                          "part " + std::to_string(s.index) + " of " + std::to_string(s.count) + " does not exist");
+  if (granularity == 0) throw InvalidArgument("cush::Layout::slice", "granularity", "must be at least 1");
+  return detail::even_shares(segment(pos), s.count, granularity)[s.index];
 }
 
 }  // namespace cush

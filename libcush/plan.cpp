@@ -123,6 +123,11 @@ namespace {
 void check_host(const void* host, const char* where) {
   if (host == nullptr) throw InvalidArgument(where, "host", "null pointer");
 }
+void check_slice(Slice s, const char* where) {
+  if (s.count == 0 || s.index >= s.count)
+    throw InvalidArgument(where, "slice",
+                          "part " + std::to_string(s.index) + " of " + std::to_string(s.count) + " does not exist");
+}
 }  // namespace
 
 void PlanBase::scatter_bytes(const void* host, Range part, const char* where) {
@@ -137,6 +142,29 @@ void PlanBase::scatter_bytes(const void* host, Range part, const char* where) {
 void PlanBase::gather_bytes(void* host, Range part, const char* where) {
   check_host(host, where);
   detail::execute(gather_transfers(impl_->layout, part), impl_->context(nullptr, host));
+}
+
+Range PlanBase::slice_range(std::size_t pos, Slice s) const {
+  return impl_->layout.slice(pos, s, impl_->distribution.granularity());
+}
+
+void PlanBase::scatter_slice_bytes(const void* host, Slice s, const char* where) {
+  check_host(host, where);
+  check_slice(s, where);
+  const std::size_t granularity = impl_->distribution.granularity();
+  if (impl_->layout.is_replicated()) {
+    const Range r = impl_->layout.slice(0, s, granularity);
+    if (!r.empty()) broadcast_bytes(static_cast<const char*>(host) + r.offset * impl_->element_size, r, where);
+    return;
+  }
+  detail::execute(scatter_transfers(impl_->layout, s, granularity), impl_->context(host, nullptr));
+}
+
+void PlanBase::gather_slice_bytes(void* host, Slice s, const char* where) {
+  check_host(host, where);
+  check_slice(s, where);
+  detail::execute(gather_transfers(impl_->layout, s, impl_->distribution.granularity()),
+                  impl_->context(nullptr, host));
 }
 
 void PlanBase::broadcast_bytes(const void* host, Range part, const char* where) {

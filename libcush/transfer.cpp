@@ -106,4 +106,32 @@ TransferList broadcast_transfers(const Layout& layout, Range part, const Broadca
   return list;
 }
 
+namespace {
+// The lists of several parts joined into one whose host offsets count from element 0.
+template <class Make>
+TransferList joined(const Layout& layout, Slice s, std::size_t granularity, bool host_is_src, Make make) {
+  TransferList list;
+  const std::size_t parts = layout.is_replicated() ? 1 : layout.devices();
+  for (std::size_t pos = 0; pos < parts; ++pos) {
+    const Range r = layout.slice(pos, s, granularity);
+    if (r.empty()) continue;
+    const int base = static_cast<int>(list.size());
+    for (Transfer t : make(r)) {
+      (host_is_src ? t.src : t.dst).offset += r.offset;
+      if (t.after >= 0) t.after += base;
+      list.push_back(t);
+    }
+  }
+  return list;
+}
+}  // namespace
+
+TransferList scatter_transfers(const Layout& layout, Slice s, std::size_t granularity) {
+  return joined(layout, s, granularity, true, [&](Range r) { return scatter_transfers(layout, r); });
+}
+
+TransferList gather_transfers(const Layout& layout, Slice s, std::size_t granularity) {
+  return joined(layout, s, granularity, false, [&](Range r) { return gather_transfers(layout, r); });
+}
+
 }  // namespace cush

@@ -9,10 +9,14 @@ Resident rows add the speed-up of g GPUs over the single-GPU reference. Ratios c
 that is one run.
 """
 import json
+import os
 import re
 import statistics
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_report import f_test, verdict  # noqa: E402  (the report's F-test, seed 002 eq. 2.2)
 
 NAME = re.compile(r"^(?P<fam>case/matmul(?:_f64|_weak)?|resident/matmul)/(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<k>\d+)")
 XT = re.compile(r"^xt/matmul/(?P<block>\d+)/(?P<g>\d+)gpu/(?P<k>\d+)")
@@ -49,7 +53,8 @@ def med(v):
 
 def main(path):
     context, times, rates, xt, errors = load(path)
-    print(f"# matmul ({context.get('date', '?')}, {context.get('gpus', '?')})\n")
+    print(f"# matmul ({context.get('date', '?')}, {context.get('gpu_count', '?')} x {context.get('gpus', '?')}, "
+          f"CUDA {context.get('cuda_runtime', '?')}, cush {context.get('cush', '?')})\n")
     for e in errors:
         print(f"- ERROR {e}")
     fams = sorted({k[0] for k in times})
@@ -84,6 +89,10 @@ def main(path):
                 if fam == "resident/matmul":
                     row += f" {single / cush:.3f}, {single / raw:.3f} |"
                 print(row)
+            if fam.startswith("case/"):
+                raw_by = {k: times[(fam, "multi_cuda", g, k)] for k in ks if (fam, "multi_cuda", g, k) in times}
+                cush_by = {k: times[(fam, "multi_cush", g, k)] for k in ks if (fam, "multi_cush", g, k) in times}
+                print("\n" + verdict(f_test(raw_by, cush_by)))
             print()
     if xt:
         print("## cuBLASXt tile sweep (ms)\n\n| GPUs | k | " + " | ".join(str(b) for b in sorted({k[0] for k in xt})) + " |")

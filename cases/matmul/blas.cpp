@@ -1,6 +1,7 @@
 // Case "matmul": what all variants share (left out of the complexity count): cuBLAS handles, the
 // row-block product, checks.
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -30,6 +31,14 @@ Dims check_dims(Dims d, const char* where) {
       throw cush::InvalidArgument(where, "dims", std::to_string(v) + " exceeds cuBLAS's int dimensions");
   }
   return d;
+}
+
+std::size_t block_count(Dims d, int gpus, std::size_t element_size) {
+  constexpr std::size_t min_block_bytes = std::size_t{16} << 20;
+  constexpr std::size_t max_blocks = 8;
+  const std::size_t rows_per_gpu = d.m / static_cast<std::size_t>(gpus);
+  const std::size_t blocks = rows_per_gpu * d.n * element_size / min_block_bytes;
+  return std::max<std::size_t>(1, std::min({max_blocks, blocks, rows_per_gpu}));
 }
 
 namespace {

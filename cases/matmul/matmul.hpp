@@ -7,14 +7,20 @@
 // Three variants with one interface, so one test checks all three and one benchmark times all
 // three, end to end or on data already resident on the GPUs:
 //
-//     Variant<T> v(a, b, dims, gpus);   // allocates on the GPUs, starts the uploads
-//     v.multiply();                     // enqueues C = A B on resident data (asynchronous)
-//     v.wait();                         // until every GPU is done
-//     v.download(c);                    // C into host memory; returns when it is there
+//     Variant<T> v(dims, gpus);   // allocates on the GPUs
+//     v.run(a, b, c);             // end to end: C = A B from and to host memory; returns when C
+//                                 // is there
+//     v.multiply();               // C = A B again on the resident A and B (asynchronous)
+//     v.wait();                   // until every GPU is done
+//     v.download(c);              // the resident C into host memory; returns when it is there
 //
 // `gpus` uses devices 0..gpus-1 and is ignored by the single-GPU reference. T is float or double.
-// multiply() may run any number of times. Shared by all variants, and left out of the
-// complexity count: the cuBLAS call in blas.cpp.
+// The multi-GPU variants run in row blocks: B is broadcast, then block by block A's rows are
+// uploaded, multiplied and C's rows downloaded, each on its own stream per GPU, so that the
+// uploads, the products and the downloads of different blocks overlap. A third constructor
+// argument fixes the number of blocks (block_count() chooses by default); on resident data one
+// block, one cuBLAS call per GPU, is fastest. Shared by all variants, and left out of the
+// complexity count: the cuBLAS call and the block rule in blas.cpp.
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -42,6 +48,11 @@ double flops(Dims d);
 
 // --- shared by all variants -------------------------------------------------------------------
 
+/// How many row blocks the multi-GPU variants pipeline a product in: each GPU's rows are cut
+/// into that many near-equal blocks. One block unless each block of A would still hold at least
+/// 16 MiB per GPU; at most 8.
+std::size_t block_count(Dims d, int gpus, std::size_t element_size);
+
 /// The cuBLAS handle of `device`, made on first use and kept until release_blas_handles().
 cublasHandle_t blas_handle(int device);
 /// Destroys the handles made by blas_handle() (call at the end of a program, GPUs idle).
@@ -61,10 +72,11 @@ Dims check_dims(Dims d, const char* where);
 template <class T>
 class Single {
  public:
-  Single(const T* a, const T* b, Dims d, int gpus);
+  Single(Dims d, int gpus, std::size_t blocks = 0);
   ~Single();
   Single(const Single&) = delete;
   Single& operator=(const Single&) = delete;
+  void run(const T* a, const T* b, T* c);
   void multiply();
   void wait();
   void download(T* c);
@@ -77,38 +89,47 @@ class Single {
   T* c_ = nullptr;
 };
 
-/// Multi-GPU raw CUDA: per-GPU loops over cudaSetDevice, offsets, streams and buffers (Listing A.1).
+/// Multi-GPU raw CUDA: per-GPU loops over cudaSetDevice, offsets, buffers, and an upload, a
+/// compute and a download stream joined by events (Listing A.1, pipelined like the cush variant).
 template <class T>
 class MultiCuda {
  public:
-  MultiCuda(const T* a, const T* b, Dims d, int gpus);
+  MultiCuda(Dims d, int gpus, std::size_t blocks = 0);
   ~MultiCuda();
   MultiCuda(const MultiCuda&) = delete;
   MultiCuda& operator=(const MultiCuda&) = delete;
+  void run(const T* a, const T* b, T* c);
   void multiply();
   void wait();
   void download(T* c);
 
  private:
+  void product(int g, std::size_t first, std::size_t rows);
   Dims d_;
   int gpus_;
-  std::vector<std::size_t> rows_, first_row_;
-  std::vector<cudaStream_t> streams_;
+  std::size_t blocks_;
+  std::vector<std::size_t> rows_, first_row_;  // per GPU
+  std::vector<cudaStream_t> up_, compute_, down_;
+  std::vector<cudaEvent_t> uploaded_, computed_;
   std::vector<T*> a_, b_, c_;
 };
 
-/// Multi-GPU cush: three plans (Listing A.2's shape).
+/// Multi-GPU cush: A and C in row-partitioned plans, B in a replicated one (Listing A.2's shape);
+/// each plan's streams are one lane of the pipeline: uploads, products, downloads.
 template <class T>
 class MultiCush {
  public:
-  MultiCush(const T* a, const T* b, Dims d, int gpus);
+  MultiCush(Dims d, int gpus, std::size_t blocks = 0);
+  void run(const T* a, const T* b, T* c);
   void multiply();
   void wait();
   void download(T* c);
 
  private:
+  void product(std::size_t block);
   Dims d_;
-  cush::Plan<T> a_, b_, c_;
+  std::size_t blocks_;
+  cush::Plan<T> a_, c_, b_;  // b_ is destroyed first: the products run on its streams
 };
 
 /// cuBLASXt on devices 0..gpus-1 with square tiles of `block_dim`: the library a user would pick
@@ -127,12 +148,11 @@ class Xt {
   void* handle_ = nullptr;
 };
 
-/// End to end from host memory: upload, multiply, download, free.
+/// End to end from host memory: allocate, upload, multiply, download, free.
 template <template <class> class Variant, class T>
 void multiply(const T* a, const T* b, T* c, Dims d, int gpus) {
-  Variant<T> v(a, b, d, gpus);
-  v.multiply();
-  v.download(c);
+  Variant<T> v(d, gpus);
+  v.run(a, b, c);
 }
 
 }  // namespace matmul

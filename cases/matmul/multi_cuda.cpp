@@ -1,5 +1,7 @@
-// Case "matmul", multi-GPU raw CUDA (seed 002 Listing A.1, made complete): each GPU gets a block
-// of rows of A and C and all of B, computes its rows of C with cuBLAS, and sends them back.
+// Case "matmul", multi-GPU raw CUDA (seed 002 Listing A.1, made complete and pipelined like the
+// cush variant): each GPU holds all of B and a block of rows of A and C. Its rows are cut into
+// blocks; per GPU an upload, a compute and a download stream, joined by events, let block i + 1
+// arrive while block i is multiplied and block i - 1 goes back.
 
 #include <cuda_runtime.h>
 
@@ -10,60 +12,118 @@ namespace cases {
 namespace matmul {
 
 template <class T>
-MultiCuda<T>::MultiCuda(const T* a, const T* b, Dims d, int gpus)
-    : d_(check_dims(d, "cases::matmul::MultiCuda")), gpus_(gpus), rows_(gpus), first_row_(gpus), streams_(gpus), a_(gpus), b_(gpus), c_(gpus) {
+MultiCuda<T>::MultiCuda(Dims d, int gpus, std::size_t blocks)
+    : d_(check_dims(d, "cases::matmul::MultiCuda")),
+      gpus_(gpus),
+      blocks_(blocks > 0 ? blocks : block_count(d, gpus, sizeof(T))),
+      rows_(gpus),
+      first_row_(gpus),
+      up_(gpus),
+      compute_(gpus),
+      down_(gpus),
+      uploaded_(gpus),
+      computed_(gpus),
+      a_(gpus),
+      b_(gpus),
+      c_(gpus) {
   std::size_t row = 0;
-  for (int i = 0; i < gpus; ++i) {
-    rows_[i] = d.m / gpus + (static_cast<std::size_t>(i) < d.m % gpus ? 1 : 0);
-    first_row_[i] = row;
-    row += rows_[i];
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
-    CUSH_CUDA_CHECK(cudaStreamCreate(&streams_[i]));
-    CUSH_CUDA_CHECK(cudaMalloc(&a_[i], rows_[i] * d.n * sizeof(T)));
-    CUSH_CUDA_CHECK(cudaMalloc(&b_[i], d.n * d.p * sizeof(T)));
-    CUSH_CUDA_CHECK(cudaMalloc(&c_[i], rows_[i] * d.p * sizeof(T)));
-    CUSH_CUDA_CHECK(cudaMemcpyAsync(a_[i], a + first_row_[i] * d.n, rows_[i] * d.n * sizeof(T),
-                                    cudaMemcpyHostToDevice, streams_[i]));
-    CUSH_CUDA_CHECK(cudaMemcpyAsync(b_[i], b, d.n * d.p * sizeof(T), cudaMemcpyHostToDevice, streams_[i]));
+  for (int g = 0; g < gpus; ++g) {
+    rows_[g] = d.m / gpus + (static_cast<std::size_t>(g) < d.m % gpus ? 1 : 0);
+    first_row_[g] = row;
+    row += rows_[g];
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaStreamCreate(&up_[g]));
+    CUSH_CUDA_CHECK(cudaStreamCreate(&compute_[g]));
+    CUSH_CUDA_CHECK(cudaStreamCreate(&down_[g]));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded_[g], cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&computed_[g], cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaMalloc(&a_[g], rows_[g] * d.n * sizeof(T)));
+    CUSH_CUDA_CHECK(cudaMalloc(&b_[g], d.n * d.p * sizeof(T)));
+    CUSH_CUDA_CHECK(cudaMalloc(&c_[g], rows_[g] * d.p * sizeof(T)));
   }
 }
 
 template <class T>
 MultiCuda<T>::~MultiCuda() {
-  for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(i));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(streams_[i]));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(a_[i]));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b_[i]));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(c_[i]));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(streams_[i]));
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(a_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(c_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(uploaded_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(computed_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(up_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(compute_[g]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(down_[g]));
+  }
+}
+
+template <class T>
+void MultiCuda<T>::product(int g, std::size_t first, std::size_t rows) {
+  gemm_rows(compute_[g], rows, d_, a_[g] + first * d_.n, b_[g], c_[g] + first * d_.p);
+}
+
+template <class T>
+void MultiCuda<T>::run(const T* a, const T* b, T* c) {
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaMemcpyAsync(b_[g], b, d_.n * d_.p * sizeof(T), cudaMemcpyHostToDevice, up_[g]));
+  }
+  for (std::size_t i = 0; i < blocks_; ++i) {
+    for (int g = 0; g < gpus_; ++g) {
+      const std::size_t first = i * (rows_[g] / blocks_) + std::min(i, rows_[g] % blocks_);
+      const std::size_t rows = rows_[g] / blocks_ + (i < rows_[g] % blocks_ ? 1 : 0);
+      const std::size_t host_row = first_row_[g] + first;
+      CUSH_CUDA_CHECK(cudaSetDevice(g));
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(a_[g] + first * d_.n, a + host_row * d_.n, rows * d_.n * sizeof(T),
+                                      cudaMemcpyHostToDevice, up_[g]));
+      CUSH_CUDA_CHECK(cudaEventRecord(uploaded_[g], up_[g]));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(compute_[g], uploaded_[g], 0));
+      product(g, first, rows);
+      CUSH_CUDA_CHECK(cudaEventRecord(computed_[g], compute_[g]));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(down_[g], computed_[g], 0));
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(c + host_row * d_.p, c_[g] + first * d_.p, rows * d_.p * sizeof(T),
+                                      cudaMemcpyDeviceToHost, down_[g]));
+    }
+  }
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(down_[g]));
   }
 }
 
 template <class T>
 void MultiCuda<T>::multiply() {
-  for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
-    gemm_rows(streams_[i], rows_[i], d_, a_[i], b_[i], c_[i]);
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    for (std::size_t i = 0; i < blocks_; ++i)
+      product(g, i * (rows_[g] / blocks_) + std::min(i, rows_[g] % blocks_),
+              rows_[g] / blocks_ + (i < rows_[g] % blocks_ ? 1 : 0));
   }
 }
 
 template <class T>
 void MultiCuda<T>::wait() {
-  for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
-    CUSH_CUDA_CHECK(cudaStreamSynchronize(streams_[i]));
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(compute_[g]));
   }
 }
 
 template <class T>
 void MultiCuda<T>::download(T* c) {
-  for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
-    CUSH_CUDA_CHECK(cudaMemcpyAsync(c + first_row_[i] * d_.p, c_[i], rows_[i] * d_.p * sizeof(T),
-                                    cudaMemcpyDeviceToHost, streams_[i]));
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaEventRecord(computed_[g], compute_[g]));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(down_[g], computed_[g], 0));
+    CUSH_CUDA_CHECK(cudaMemcpyAsync(c + first_row_[g] * d_.p, c_[g], rows_[g] * d_.p * sizeof(T),
+                                    cudaMemcpyDeviceToHost, down_[g]));
   }
-  wait();
+  for (int g = 0; g < gpus_; ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(down_[g]));
+  }
 }
 
 template class MultiCuda<float>;

@@ -1,5 +1,6 @@
-// Case "matmul", multi-GPU cush (seed 002 Listing A.2's shape): A's rows scattered, B broadcast,
-// each GPU's rows of C computed where they lie, C gathered.
+// Case "matmul", multi-GPU cush (seed 002 Listing A.2's shape): B broadcast, A's rows scattered
+// and C's rows gathered slice by slice. Each plan's streams are one lane of the pipeline: A's
+// carry the uploads, B's the products, C's the downloads.
 
 #include "matmul.hpp"
 
@@ -7,31 +8,47 @@ namespace cases {
 namespace matmul {
 
 template <class T>
-MultiCush<T>::MultiCush(const T* a, const T* b, Dims d, int gpus)
+MultiCush<T>::MultiCush(Dims d, int gpus, std::size_t blocks)
     : d_(check_dims(d, "cases::matmul::MultiCush")),
+      blocks_(blocks > 0 ? blocks : block_count(d, gpus, sizeof(T))),
       a_(cush::DeviceSet::first(gpus), d.m * d.n, cush::Distribution::uniform().with_granularity(d.n)),
-      b_(cush::DeviceSet::first(gpus), d.n * d.p, cush::Distribution::replicated()),
-      c_(cush::DeviceSet::first(gpus), d.m * d.p, cush::Distribution::uniform().with_granularity(d.p)) {
-  a_.scatter(a);
-  b_.broadcast(b);
-  c_.after(a_);
-  c_.after(b_);
-}
+      c_(a_.devices(), d.m * d.p, cush::Distribution::uniform().with_granularity(d.p)),
+      b_(a_.devices(), d.n * d.p, cush::Distribution::replicated()) {}
 
 template <class T>
-void MultiCush<T>::multiply() {
-  c_.for_each([this](cush::Segment<T> c) {
-    gemm_rows(c.stream(), c.size() / d_.p, d_, a_.segment(c.index()).data(), b_.segment(c.index()).data(), c.data());
+void MultiCush<T>::product(std::size_t block) {
+  b_.for_each([&](cush::Segment<T> b) {
+    const cush::Segment<T> a = a_.segment(b.index(), cush::Slice{block, blocks_});
+    gemm_rows(b.stream(), a.size() / d_.n, d_, a.data(), b.data(), c_.segment(b.index(), cush::Slice{block, blocks_}).data());
   });
 }
 
 template <class T>
-void MultiCush<T>::wait() {
+void MultiCush<T>::run(const T* a, const T* b, T* c) {
+  b_.broadcast(b);
+  for (std::size_t i = 0; i < blocks_; ++i) {
+    a_.scatter(a, cush::Slice{i, blocks_});
+    b_.after(a_);
+    product(i);
+    c_.after(b_);
+    c_.gather(c, cush::Slice{i, blocks_});
+  }
   c_.wait();
 }
 
 template <class T>
+void MultiCush<T>::multiply() {
+  for (std::size_t i = 0; i < blocks_; ++i) product(i);
+}
+
+template <class T>
+void MultiCush<T>::wait() {
+  b_.wait();
+}
+
+template <class T>
 void MultiCush<T>::download(T* c) {
+  c_.after(b_);
   c_.gather(c);
   c_.wait();
 }

@@ -9,14 +9,12 @@ namespace cases {
 namespace matmul {
 
 template <class T>
-Single<T>::Single(const T* a, const T* b, Dims d, int /*gpus*/) : d_(check_dims(d, "cases::matmul::Single")) {
+Single<T>::Single(Dims d, int /*gpus*/, std::size_t /*blocks*/) : d_(check_dims(d, "cases::matmul::Single")) {
   CUSH_CUDA_CHECK(cudaSetDevice(0));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
   CUSH_CUDA_CHECK(cudaMalloc(&a_, d.m * d.n * sizeof(T)));
   CUSH_CUDA_CHECK(cudaMalloc(&b_, d.n * d.p * sizeof(T)));
   CUSH_CUDA_CHECK(cudaMalloc(&c_, d.m * d.p * sizeof(T)));
-  CUSH_CUDA_CHECK(cudaMemcpyAsync(a_, a, d.m * d.n * sizeof(T), cudaMemcpyHostToDevice, stream_));
-  CUSH_CUDA_CHECK(cudaMemcpyAsync(b_, b, d.n * d.p * sizeof(T), cudaMemcpyHostToDevice, stream_));
 }
 
 template <class T>
@@ -27,6 +25,16 @@ Single<T>::~Single() {
   CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(c_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
+}
+
+template <class T>
+void Single<T>::run(const T* a, const T* b, T* c) {
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaMemcpyAsync(a_, a, d_.m * d_.n * sizeof(T), cudaMemcpyHostToDevice, stream_));
+  CUSH_CUDA_CHECK(cudaMemcpyAsync(b_, b, d_.n * d_.p * sizeof(T), cudaMemcpyHostToDevice, stream_));
+  gemm_rows(stream_, d_.m, d_, a_, b_, c_);
+  CUSH_CUDA_CHECK(cudaMemcpyAsync(c, c_, d_.m * d_.p * sizeof(T), cudaMemcpyDeviceToHost, stream_));
+  CUSH_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 template <class T>

@@ -27,6 +27,16 @@ struct Range {
   return hi > lo ? Range{lo, hi - lo} : Range{a.offset, 0};
 }
 
+/// @brief Part `index` of `count` near-equal parts of every device's segment: the unit of a
+/// pipeline that moves and computes each segment piece by piece (upload part i + 1 while part i
+/// computes). Parts keep the distribution's granules whole and differ in size by at most one
+/// granule (a segment's partial last granule goes with its last part); parts are empty when a
+/// segment has fewer granules than `count`.
+struct Slice {
+  std::size_t index = 0;
+  std::size_t count = 1;
+};
+
 /// @brief The map from a host extent of n elements to per-device segments.
 ///
 /// Partitioned: segment i is the range of the extent that device i of the set holds; segments
@@ -48,6 +58,10 @@ class Layout {
   /// The elements of the extent held by device `pos` (the whole extent if replicated).
   [[nodiscard]] const Range& segment(std::size_t pos) const { return segments_.at(pos); }
   [[nodiscard]] std::span<const Range> segments() const noexcept { return segments_; }
+  /// The elements of slice `s` of segment `pos` (in extent indices), boundaries on multiples of
+  /// `granularity` elements from the segment's start. Throws InvalidArgument unless
+  /// s.index < s.count and granularity >= 1.
+  [[nodiscard]] Range slice(std::size_t pos, Slice s, std::size_t granularity = 1) const;
   /// Elements device `pos` must store.
   [[nodiscard]] std::size_t capacity(std::size_t pos) const { return segment(pos).count; }
 

@@ -61,6 +61,9 @@ class PlanBase {
            const char* where);
   [[nodiscard]] void* device_data(std::size_t pos) const;
   void scatter_bytes(const void* host, Range part, const char* where);
+  void scatter_slice_bytes(const void* host, Slice s, const char* where);
+  void gather_slice_bytes(void* host, Slice s, const char* where);
+  [[nodiscard]] Range slice_range(std::size_t pos, Slice s) const;
   void gather_bytes(void* host, Range part, const char* where);
   void broadcast_bytes(const void* host, Range part, const char* where);
   void pin_host_bytes(const void* host, std::size_t bytes);
@@ -104,6 +107,15 @@ class Plan : public PlanBase {
     return Segment<T>(static_cast<T*>(device_data(pos)), r.count, r.offset, devices()[pos], pos, stream(pos));
   }
 
+  /// Slice `s` of the segment at position `pos`: a view of that part of the segment's memory,
+  /// on the same device and stream (see Slice; parts keep the distribution's granules whole).
+  [[nodiscard]] Segment<T> segment(std::size_t pos, Slice s) const {
+    const Range r = slice_range(pos, s);
+    const std::size_t skip = r.offset - layout().segment(pos).offset;
+    T* base = static_cast<T*>(device_data(pos));
+    return Segment<T>(r.count > 0 ? base + skip : nullptr, r.count, r.offset, devices()[pos], pos, stream(pos));
+  }
+
   /// Calls f(Segment<T>) for every non-empty segment, with that segment's device current.
   template <class F>
   void for_each(F&& f) {
@@ -124,6 +136,12 @@ class Plan : public PlanBase {
     scatter_bytes(part.data(), Range{first, part.size()}, "cush::Plan::scatter");
   }
 
+  /// Host -> devices for slice `s` of every segment only. `host` is the whole host extent
+  /// (size() elements); only the slice's elements are read. Successive slices on the plan's
+  /// streams run one after the other, so a kernel on another plan's streams ordered after()
+  /// this plan can start on slice i while slice i + 1 is still moving (a pipeline).
+  void scatter(const T* host, Slice s) { scatter_slice_bytes(host, s, "cush::Plan::scatter"); }
+
   /// Devices -> host, all n elements into `host` (which must hold size() elements).
   void gather(T* host) { gather_bytes(host, Range{0, size()}, "cush::Plan::gather"); }
   void gather(std::span<T> host) { gather_bytes(whole(host, "cush::Plan::gather"), Range{0, size()}, "cush::Plan::gather"); }
@@ -132,6 +150,9 @@ class Plan : public PlanBase {
     check_part(first, part.size(), "cush::Plan::gather");
     gather_bytes(part.data(), Range{first, part.size()}, "cush::Plan::gather");
   }
+
+  /// Devices -> host for slice `s` of every segment only; `host` is the whole host extent.
+  void gather(T* host, Slice s) { gather_slice_bytes(host, s, "cush::Plan::gather"); }
 
   /// Host -> every device: the whole host buffer to each replica. Needs a replicated plan
   /// (Distribution::replicated()). With peer access, each device reads a share over its own

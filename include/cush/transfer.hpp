@@ -52,6 +52,12 @@ struct BroadcastOptions {
 [[nodiscard]] TransferList scatter_transfers(const Layout& layout, Range part);
 /// Devices -> host for the elements `part`. A replicated layout sends each device an even share.
 [[nodiscard]] TransferList gather_transfers(const Layout& layout, Range part);
+/// Host -> devices for slice `s` of every segment (boundaries on `granularity`); host offsets
+/// count from element 0 of the extent. A replicated layout gets slice `s` of the extent on
+/// every device.
+[[nodiscard]] TransferList scatter_transfers(const Layout& layout, Slice s, std::size_t granularity);
+/// Devices -> host for slice `s` of every segment; host offsets count from element 0.
+[[nodiscard]] TransferList gather_transfers(const Layout& layout, Slice s, std::size_t granularity);
 /// Host -> every device of a replicated layout for the elements `part`.
 [[nodiscard]] TransferList broadcast_transfers(const Layout& layout, Range part, const BroadcastOptions& options);
 

@@ -65,12 +65,20 @@ void check_all_variants() {
     expect_product(c, ref, d, "single");
     for (int gpus = 1; gpus <= cush::DeviceSet::available(); ++gpus) {
       SCOPED_TRACE("gpus=" + std::to_string(gpus));
-      std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
-      cases::matmul::multiply<cases::matmul::MultiCuda>(a.data(), b.data(), c.data(), d, gpus);
-      expect_product(c, ref, d, "multi_cuda");
+      // The rule's row blocks (one block at these sizes), then several: the pipelined path, also
+      // with more blocks than a GPU has rows.
+      for (std::size_t blocks : {std::size_t{0}, std::size_t{3}}) {
+        SCOPED_TRACE("blocks=" + std::to_string(blocks));
+        std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
+        cases::matmul::MultiCuda<T>(d, gpus, blocks).run(a.data(), b.data(), c.data());
+        expect_product(c, ref, d, "multi_cuda");
+        std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
+        cases::matmul::MultiCush<T>(d, gpus, blocks).run(a.data(), b.data(), c.data());
+        expect_product(c, ref, d, "multi_cush");
+      }
       std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
       cases::matmul::multiply<cases::matmul::MultiCush>(a.data(), b.data(), c.data(), d, gpus);
-      expect_product(c, ref, d, "multi_cush");
+      expect_product(c, ref, d, "multi_cush, end to end");
       std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
       cases::matmul::Xt<T>(gpus, 128).multiply(a.data(), b.data(), c.data(), d);
       expect_product(c, ref, d, "cublasxt");
@@ -91,6 +99,7 @@ TEST(CaseMatmul, DoubleVariantsAgreeWithTheHostProduct) {
 }
 
 // multiply() on resident data runs again and again; the result stays the product (beta = 0).
+// The C that run() brought back is overwritten first, so download() must bring it again.
 TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
   CUSH_REQUIRE_GPUS(1);
   const Dims d{211, 89, 67};
@@ -99,15 +108,28 @@ TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
   cush_test::fill_random(std::span<float>(b));
   const Reference ref = host_product(a, b, d);
   const int gpus = cush::DeviceSet::available();
-  cases::matmul::MultiCush<float> with_cush(a.data(), b.data(), d, gpus);
-  cases::matmul::MultiCuda<float> raw(a.data(), b.data(), d, gpus);
+  cases::matmul::MultiCush<float> with_cush(d, gpus, 4);
+  cases::matmul::MultiCuda<float> raw(d, gpus, 4);
+  cases::matmul::Single<float> single(d, gpus);
+  std::vector<float> c(d.m * d.p, NAN);
+  with_cush.run(a.data(), b.data(), c.data());
+  expect_product(c, ref, d, "multi_cush, run");
+  raw.run(a.data(), b.data(), c.data());
+  expect_product(c, ref, d, "multi_cuda, run");
+  single.run(a.data(), b.data(), c.data());
+  expect_product(c, ref, d, "single, run");
   for (int rep = 0; rep < 3; ++rep) {
+    single.multiply();
     with_cush.multiply();
     raw.multiply();
   }
   with_cush.wait();
   raw.wait();
-  std::vector<float> c(d.m * d.p, NAN);
+  single.wait();
+  std::fill(c.begin(), c.end(), NAN);
+  single.download(c.data());
+  expect_product(c, ref, d, "single");
+  std::fill(c.begin(), c.end(), NAN);
   with_cush.download(c.data());
   expect_product(c, ref, d, "multi_cush");
   std::fill(c.begin(), c.end(), NAN);
@@ -118,9 +140,32 @@ TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
 // Shapes are checked before anything touches a GPU, so this runs everywhere.
 TEST(CaseMatmul, RejectsEmptyAndOversizedShapes) {
   const float x = 1;
-  EXPECT_THROW(cases::matmul::MultiCush<float>(&x, &x, Dims{0, 1, 1}, 1), cush::InvalidArgument);
-  EXPECT_THROW(cases::matmul::MultiCuda<float>(&x, &x, Dims{1, 0, 1}, 1), cush::InvalidArgument);
-  EXPECT_THROW(cases::matmul::Single<float>(&x, &x, Dims{1, 1, 0}, 1), cush::InvalidArgument);
-  EXPECT_THROW(cases::matmul::Single<float>(&x, &x, Dims{std::size_t{1} << 31, 1, 1}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::MultiCush<float>(Dims{0, 1, 1}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::MultiCuda<float>(Dims{1, 0, 1}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::Single<float>(Dims{1, 1, 0}, 1), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::Single<float>(Dims{std::size_t{1} << 31, 1, 1}, 1), cush::InvalidArgument);
+  (void)x;
   EXPECT_EQ(cases::matmul::flops(cases::matmul::seed_dims(2)), 2.0 * 800 * 1600 * 800);
+}
+
+// The block rule: one block for small products, never more than 8 or more than a GPU has rows,
+// at least 16 MiB of A per GPU in each block. Host only.
+TEST(CaseMatmul, BlockCountFollowsTheRule) {
+  using cases::matmul::block_count;
+  for (int gpus : {1, 2, 3, 8}) {
+    for (const Dims d : {Dims{1, 1, 1}, Dims{7, 3, 5}, Dims{400, 800, 400}, cases::matmul::seed_dims(8),
+                         cases::matmul::seed_dims(20), Dims{5, std::size_t{1} << 28, 1}}) {
+      SCOPED_TRACE("gpus=" + std::to_string(gpus) + " m=" + std::to_string(d.m) + " n=" + std::to_string(d.n));
+      const std::size_t blocks = block_count(d, gpus, sizeof(float));
+      const std::size_t rows = d.m / gpus;
+      EXPECT_GE(blocks, 1U);
+      EXPECT_LE(blocks, 8U);
+      if (rows > 0) EXPECT_LE(blocks, rows);
+      if (blocks > 1) EXPECT_GE(rows / blocks * d.n * sizeof(float), std::size_t{16} << 20);
+    }
+  }
+  EXPECT_EQ(block_count(Dims{400, 800, 400}, 1, sizeof(float)), 1U);
+  EXPECT_EQ(block_count(cases::matmul::seed_dims(20), 1, sizeof(float)), 8U);
+  EXPECT_EQ(block_count(cases::matmul::seed_dims(8), 1, sizeof(float)), 4U);
+  EXPECT_EQ(block_count(cases::matmul::seed_dims(8), 2, sizeof(float)), 2U);
 }

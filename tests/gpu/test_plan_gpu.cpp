@@ -142,3 +142,36 @@ TEST(PlanGpu, AfterIgnoresDevicesTheOtherPlanLacks) {
   c.wait();
   EXPECT_TRUE(a.done());
 }
+
+// Slices: every slice scattered, transformed through its segment view and gathered in turn
+// touches each element exactly once, for partitioned (granules of 3) and replicated plans.
+TEST(PlanGpu, SlicesScatterViewAndGatherPartsOfEverySegment) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 10'007;
+  const std::size_t parts = 4;
+  std::vector<float> in(n);
+  cush_test::fill_random(std::span<float>(in));
+  for (const auto& order : cush_test::device_orders()) {
+    for (const auto& dist : {cush::Distribution::uniform().with_granularity(3), cush::Distribution::replicated()}) {
+      SCOPED_TRACE(cush_test::to_string(order) + " " + dist.name());
+      cush::Plan<float> plan(cush::DeviceSet(order), n, dist);
+      for (std::size_t i = 0; i < parts; ++i) {
+        plan.scatter(in.data(), cush::Slice{i, parts});
+        for (std::size_t pos = 0; pos < order.size(); ++pos) {
+          const cush::Segment<float> s = plan.segment(pos, cush::Slice{i, parts});
+          EXPECT_EQ(s.offset(), plan.layout().slice(pos, cush::Slice{i, parts}, dist.granularity()).offset);
+          EXPECT_EQ(s.stream(), plan.stream(pos));
+          if (s.empty()) continue;
+          cush::DeviceGuard guard(s.device());
+          cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream());
+        }
+      }
+      std::vector<float> out(n, NAN);
+      for (std::size_t i = 0; i < parts; ++i) plan.gather(out.data(), cush::Slice{i, parts});
+      plan.wait();
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+      EXPECT_THROW(plan.scatter(in.data(), cush::Slice{parts, parts}), cush::InvalidArgument);
+      EXPECT_THROW(plan.gather(out.data(), cush::Slice{0, 0}), cush::InvalidArgument);
+    }
+  }
+}

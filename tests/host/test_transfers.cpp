@@ -153,3 +153,83 @@ TEST(Transfers, BroadcastCompletesEveryReplicaWithAndWithoutPeers) {
     ASSERT_EQ(from_host, options.use_peers && p > 1 ? part.count : part.count * p) << "case " << k;
   }
 }
+
+// Slices: the parts of each segment tile it in order, keep granules whole and differ in size by
+// at most one granule; bad slices are rejected.
+TEST(Layout, SlicesTileEverySegmentInWholeGranules) {
+  std::mt19937_64 g(11);
+  for (int k = 0; k < 2000; ++k) {
+    const Layout l = random_layout(g);
+    const std::size_t granularity = std::uniform_int_distribution<std::size_t>(1, 4)(g);
+    const std::size_t count = std::uniform_int_distribution<std::size_t>(1, 9)(g);
+    for (std::size_t d = 0; d < l.devices(); ++d) {
+      const Range seg = l.segment(d);
+      std::size_t next = seg.offset;
+      std::size_t smallest = seg.count, largest = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const Range r = l.slice(d, cush::Slice{i, count}, granularity);
+        ASSERT_EQ(r.offset, next) << "case " << k;
+        if (r.end() != seg.end()) ASSERT_EQ(r.count % granularity, 0U) << "case " << k << ": a granule was cut";
+        smallest = std::min(smallest, r.count);
+        largest = std::max(largest, r.count);
+        next = r.end();
+      }
+      ASSERT_EQ(next, seg.end()) << "case " << k;
+      if (seg.count % granularity == 0) EXPECT_LE(largest - smallest, granularity) << "case " << k;
+    }
+  }
+  const Layout l = Layout::partitioned(std::vector<std::size_t>{10, 7});
+  EXPECT_EQ(l.slice(1, cush::Slice{0, 3}), (Range{10, 3}));
+  EXPECT_EQ(l.slice(1, cush::Slice{2, 3}), (Range{15, 2}));
+  EXPECT_EQ(l.slice(0, cush::Slice{1, 2}, 4), (Range{4, 6})) << "10 elements in granules of 4: 4 + 6";
+  EXPECT_THROW((void)l.slice(0, cush::Slice{3, 3}), cush::InvalidArgument);
+  EXPECT_THROW((void)l.slice(0, cush::Slice{0, 0}), cush::InvalidArgument);
+  EXPECT_THROW((void)l.slice(0, cush::Slice{0, 1}, 0), cush::InvalidArgument);
+}
+
+// Scattering every slice in turn writes each element once to its owner; a single slice writes
+// only its own elements. Gathering every slice fills the host once. Host offsets count from 0.
+TEST(Transfers, SlicedScatterAndGatherMoveEachElementOnce) {
+  std::mt19937_64 g(12);
+  for (int k = 0; k < 1500; ++k) {
+    const Layout l = random_layout(g);
+    const std::size_t granularity = std::uniform_int_distribution<std::size_t>(1, 3)(g);
+    const std::size_t count = std::uniform_int_distribution<std::size_t>(1, 6)(g);
+    const std::size_t only = std::uniform_int_distribution<std::size_t>(0, count - 1)(g);
+    Memory<std::uint64_t> m = device_memory(l, sentinel);
+    for (std::size_t i = 0; i < l.size(); ++i) m.host.push_back(value_of(i));
+    cush_test::simulate(cush::scatter_transfers(l, cush::Slice{only, count}, granularity), m);
+    for (std::size_t d = 0; d < l.devices(); ++d) {
+      const Range r = l.slice(d, cush::Slice{only, count}, granularity);
+      for (std::size_t i = 0; i < l.capacity(d); ++i) {
+        const std::size_t global = l.segment(d).offset + i;
+        const bool inside = global >= r.offset && global < r.end();
+        ASSERT_EQ(m.devices[d][i], inside ? value_of(global) : sentinel) << "case " << k << " device " << d;
+        ASSERT_EQ(m.device_writes[d][i], inside ? 1U : 0U) << "case " << k;
+      }
+    }
+    std::vector<std::vector<unsigned>> writes(l.devices());
+    for (std::size_t d = 0; d < l.devices(); ++d) writes[d].assign(l.capacity(d), 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      cush_test::simulate(cush::scatter_transfers(l, cush::Slice{i, count}, granularity), m);
+      for (std::size_t d = 0; d < l.devices(); ++d)
+        for (std::size_t e = 0; e < l.capacity(d); ++e) writes[d][e] += m.device_writes[d][e];
+    }
+    for (std::size_t d = 0; d < l.devices(); ++d)
+      for (std::size_t i = 0; i < l.capacity(d); ++i) {
+        ASSERT_EQ(m.devices[d][i], value_of(l.segment(d).offset + i)) << "case " << k;
+        ASSERT_EQ(writes[d][i], 1U) << "case " << k << ": every slice once";
+      }
+
+    m.host.assign(l.size(), sentinel);
+    std::vector<unsigned> host_writes(l.size(), 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      cush_test::simulate(cush::gather_transfers(l, cush::Slice{i, count}, granularity), m);
+      for (std::size_t e = 0; e < l.size(); ++e) host_writes[e] += m.host_writes[e];
+    }
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      ASSERT_EQ(m.host[i], value_of(i)) << "case " << k << " element " << i;
+      ASSERT_EQ(host_writes[i], 1U) << "case " << k;
+    }
+  }
+}
