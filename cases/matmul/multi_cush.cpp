@@ -26,6 +26,7 @@ void MultiCush<T>::product(std::size_t block) {
 template <class T>
 void MultiCush<T>::run(const T* a, const T* b, T* c) {
   b_.broadcast(b);
+  a_.after(b_);  // A's slices follow B over the host links: sharing them would delay both
   for (std::size_t i = 0; i < blocks_; ++i) {
     a_.scatter(a, cush::Slice{i, blocks_});
     b_.after(a_);
