@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "cush/cush.hpp"
+#include "matmul.hpp"
 
 namespace {
 double micros(const std::function<void()>& f, int reps = 2000) {
@@ -50,5 +51,30 @@ int main() {
                 micros([&set] { cush::Plan<float> p(set, 1 << 20, cush::Distribution::replicated()); }));
     std::printf("Plan<float> 64 Mi, uniform   %8.2f us\n", micros([&set] { cush::Plan<float> p(set, 64 << 20); }, 200));
   }
+  // The smallest matmul case end to end (k = 1: A 400 x 800), and its pieces.
+  const cases::matmul::Dims d = cases::matmul::seed_dims(1);
+  cush::PinnedBuffer<float> a(d.m * d.n), b(d.n * d.p), c(d.m * d.p);
+  std::printf("== matmul k = 1, 1 GPU\n");
+  std::printf("raw run (alloc + run + free) %8.2f us\n",
+              micros([&] { cases::matmul::multiply<cases::matmul::MultiCuda>(a.data(), b.data(), c.data(), d, 1); }, 500));
+  std::printf("cush run                     %8.2f us\n",
+              micros([&] { cases::matmul::multiply<cases::matmul::MultiCush>(a.data(), b.data(), c.data(), d, 1); }, 500));
+  std::printf("raw construct + destroy      %8.2f us\n", micros([&] { cases::matmul::MultiCuda<float> v(d, 1); }, 500));
+  std::printf("cush construct + destroy     %8.2f us\n", micros([&] { cases::matmul::MultiCush<float> v(d, 1); }, 500));
+  cases::matmul::MultiCush<float> v(d, 1);
+  cases::matmul::MultiCuda<float> r(d, 1);
+  std::printf("raw run on made buffers      %8.2f us\n", micros([&] { r.run(a.data(), b.data(), c.data()); }, 500));
+  std::printf("cush run on made plans       %8.2f us\n", micros([&] { v.run(a.data(), b.data(), c.data()); }, 500));
+  const cush::DeviceSet one = cush::DeviceSet::first(1);
+  cush::Plan<float> pa(one, d.m * d.n), pb(one, d.n * d.p, cush::Distribution::replicated()), pc(one, d.m * d.p);
+  std::printf("scatter 1.2 MB               %8.2f us\n", micros([&] { pa.scatter(a.data()); pa.wait(); }, 500));
+  std::printf("broadcast 1.2 MB             %8.2f us\n", micros([&] { pb.broadcast(b.data()); pb.wait(); }, 500));
+  std::printf("gather 0.6 MB                %8.2f us\n", micros([&] { pc.gather(c.data()); pc.wait(); }, 500));
+  std::printf("after (host side)            %8.2f us\n", micros([&] { pc.after(pa); }, 2000));
+  std::printf("cudaMemcpyAsync 1.2 MB+sync  %8.2f us\n", micros([&] {
+                cudaMemcpyAsync(pa.segment(0).data(), a.data(), d.m * d.n * 4, cudaMemcpyHostToDevice, pa.stream(0));
+                cudaStreamSynchronize(pa.stream(0));
+              }, 500));
+  cases::matmul::release_blas_handles();
   return 0;
 }

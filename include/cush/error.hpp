@@ -59,7 +59,7 @@ class NcclError : public Error {
   int code_;
 };
 
-/// @brief A device has less free memory than an allocation needs. Nothing was allocated.
+/// @brief A device has less free memory than an allocation needs. Nothing stays allocated.
 class OutOfMemory : public Error {
  public:
   OutOfMemory(std::string where, int device, std::size_t needed, std::size_t available);

@@ -87,8 +87,8 @@ class PlanBase {
 /// plan.wait();
 /// @endcode
 ///
-/// Construction checks every argument and the free memory of each device before allocating
-/// anything. Host buffers may be pinned (fastest), registered (HostRegistration, pin_host) or
+/// Construction checks every argument before allocating anything. If a device lacks the memory,
+/// whatever was allocated is freed and OutOfMemory names the device, the bytes needed and free. Host buffers may be pinned (fastest), registered (HostRegistration, pin_host) or
 /// ordinary pageable memory (staged; see host_memory.hpp).
 template <class T>
 class Plan : public PlanBase {
