@@ -304,14 +304,20 @@ def host_section(samples, context, out_dir, entries):
 
 
 def run(results_dir, case_json, host_json):
-    """Writes performance.md and its PNGs; returns summary entries (empty without measurements)."""
+    """Writes performance.md and its PNGs; returns summary entries (empty without measurements).
+
+    case_json: one bench_cases JSON file or a list of them (each section keeps its file's context).
+    """
     entries = []
     lines = ["# Performance: cush against raw CUDA", "",
              "Produced by `scripts/report.sh` (tools/report.py) from the benchmark JSON beside this file; "
              "the context line of each section says where and when it was measured.", ""]
     found = False
-    if case_json and os.path.exists(case_json):
-        context, runs = load(case_json)
+    case_files = [case_json] if isinstance(case_json, str) else list(case_json or [])
+    for path in case_files:
+        if not os.path.exists(path):
+            continue
+        context, runs = load(path)
         samples = case_samples(runs)
         for case in sorted({k[0] for k in samples}):
             lines += case_section(case, samples, context, results_dir, entries)
