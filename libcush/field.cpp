@@ -334,6 +334,13 @@ FieldEngine::~FieldEngine() = default;
 
 bool FieldEngine::in_flight() const noexcept { return impl_->in_flight; }
 
+std::vector<std::size_t> FieldEngine::pipelined_slabs() const {
+  std::vector<std::size_t> slabs;
+  for (const auto& phase : impl_->pipelined)
+    for (const auto& m : phase) slabs.push_back(m.chunks);
+  return slabs;
+}
+
 void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams) {
   if (impl_->in_flight)
     throw InvalidArgument("cush::Field::exchange_start", "this", "an exchange is in flight: call exchange_finish() first");
@@ -444,6 +451,8 @@ void FieldBase::exchange_start() { engine_->exchange_start(data_, stream_list())
 void FieldBase::exchange_finish() { engine_->exchange_finish(stream_list()); }
 
 void FieldBase::exchange() { engine_->exchange(data_, stream_list()); }
+
+std::vector<std::size_t> FieldBase::pipelined_slabs() const { return engine_->pipelined_slabs(); }
 
 void FieldBase::set_halo_transport(HaloTransport transport) {
   if (engine_->in_flight())

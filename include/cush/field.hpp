@@ -89,6 +89,8 @@ class FieldEngine {
   /// A whole exchange run on `streams` themselves (no second stream to hop to and back).
   void exchange(std::span<void* const> data, std::span<const cudaStream_t> streams);
   [[nodiscard]] bool in_flight() const noexcept;
+  /// The slab count of every message sent in slabs (pipelined), in phase order.
+  [[nodiscard]] std::vector<std::size_t> pipelined_slabs() const;
   /// Host global array (no ghosts, x fastest) <-> the blocks' owned cells, on `streams`.
   void scatter(const void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
   void gather(void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
@@ -130,6 +132,10 @@ class FieldBase {
   /// wait()); throws InvalidArgument while an exchange is in flight.
   void set_halo_transport(HaloTransport transport);
   [[nodiscard]] HaloTransport halo_transport() const noexcept { return transport_; }
+  /// Diagnostics: the slab count of each message the exchange pipelines (a strided face packed
+  /// into the peer and unpacked slab by slab while later slabs cross the link), in phase order;
+  /// empty when no face reaches the threshold (docs/grid.md, "Pipelined faces").
+  [[nodiscard]] std::vector<std::size_t> pipelined_slabs() const;
   /// Blocks until all work on the blocks' streams is done (finish an exchange first); throws
   /// CudaError if any of it failed.
   void wait() const;

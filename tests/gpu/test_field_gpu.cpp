@@ -182,11 +182,35 @@ TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
 // Faces of several MiB that are strided (x faces, and y faces with their x ghosts) are packed
 // into the receiver in slabs and unpacked slab by slab on a second stream; slabs of uneven
 // thickness.
+// The slab counts of the faces a field of this shape pipelines (HaloTransport::automatic, and
+// after switching to staged, which packs into nothing remote).
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> pipelined_slabs(const std::vector<int>& ids, const Case& c,
+                                                                              const Extent3& blocks, std::size_t depth) {
+  GridOptions o;
+  o.halo = depth;
+  o.blocks = blocks;
+  cush::Field<double> f(cush::DeviceSet(ids), cush::Decomposition(c.extent, c.dims, ids.size(), o));
+  const std::vector<std::size_t> automatic = f.pipelined_slabs();
+  f.set_halo_transport(cush::HaloTransport::staged);
+  return {automatic, f.pipelined_slabs()};
+}
+
 TEST(Field, LargeStridedFacesArePipelined) {
   CUSH_REQUIRE_GPUS(2);
+  const Case x_faces{3, {12, 701, 903}};  // 2 x 5 MB faces of doubles at depth 1
+  {
+    const auto [automatic, staged] = pipelined_slabs({1, 0}, x_faces, Extent3{2, 1, 1}, 1);
+    EXPECT_TRUE(automatic.empty()) << "below the default threshold of 256 MiB nothing is split";
+    EXPECT_TRUE(staged.empty());
+  }
   // Pipelined from 4 MiB on (the default is 256 MiB), in 5 slabs; read as a field is made.
   const ScopedEnv threshold("CUSH_HALO_PIPELINE_MIB", "4");
   const ScopedEnv chunks("CUSH_HALO_CHUNKS", "5");
+  {
+    const auto [automatic, staged] = pipelined_slabs({1, 0}, x_faces, Extent3{2, 1, 1}, 1);
+    EXPECT_EQ(automatic, (std::vector<std::size_t>{5, 5})) << "one x face each way, 5 slabs each";
+    EXPECT_TRUE(staged.empty()) << "the staged transport packs locally: nothing to pipeline";
+  }
   check_exchange<double>({1, 0}, Case{3, {12, 701, 903}}, Extent3{2, 1, 1}, 4, true);   // 20 MB x faces
   check_exchange<double>({0, 1}, Case{3, {301, 18, 2999}}, Extent3{1, 2, 1}, 2, false);  // 14 MB y faces
   check_exchange<float>({0, 1}, Case{2, {10, 1900001, 1}}, Extent3{2, 1, 1}, 3, false);  // 2D, 23 MB
