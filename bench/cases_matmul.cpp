@@ -78,61 +78,51 @@ bool spot_check(const Buffers<T>& buf, Dims d) {
   return true;
 }
 
-template <template <class> class V, class T>
-void end_to_end(benchmark::State& state, Dims d, int gpus) {
-  Buffers<T>& buf = buffers_for<T>(d);
-  cases::matmul::multiply<V>(buf.a.data(), buf.b.data(), buf.c.data(), d, gpus);  // warm-up
+// Times `product` (after one untimed call), then checks C with `finish` done: GFLOP/s, gpus.
+template <class T, class Product, class Finish>
+void timed(benchmark::State& state, Dims d, int gpus, Buffers<T>& buf, Product product, Finish finish) {
+  product();  // warm-up
   cush_bench::WallTimer timer;
   cush_bench::Throughput rate;
   for (auto _ : state) {
     timer.start();
-    cases::matmul::multiply<V>(buf.a.data(), buf.b.data(), buf.c.data(), d, gpus);
+    product();
     const double s = timer.stop();
     state.SetIterationTime(s);
     rate.add(s, cases::matmul::flops(d));
   }
+  finish();
   if (!spot_check(buf, d)) state.SkipWithError("wrong result");
   rate.report(state, "GFLOP/s");
   state.counters["gpus"] = gpus;
+}
+
+template <template <class> class V, class T>
+void end_to_end(benchmark::State& state, Dims d, int gpus) {
+  Buffers<T>& buf = buffers_for<T>(d);
+  timed(
+      state, d, gpus, buf, [&] { cases::matmul::multiply<V>(buf.a.data(), buf.b.data(), buf.c.data(), d, gpus); },
+      [] {});
 }
 
 template <template <class> class V>
 void resident(benchmark::State& state, Dims d, int gpus) {
   Buffers<float>& buf = buffers_for<float>(d);
   V<float> v(d, gpus, 1);  // one row block: one cuBLAS call per GPU
-  v.run(buf.a.data(), buf.b.data(), buf.c.data());  // uploads A and B; warm-up
-  cush_bench::WallTimer timer;
-  cush_bench::Throughput rate;
-  for (auto _ : state) {
-    timer.start();
-    v.multiply();
-    v.wait();
-    const double s = timer.stop();
-    state.SetIterationTime(s);
-    rate.add(s, cases::matmul::flops(d));
-  }
-  v.download(buf.c.data());
-  if (!spot_check(buf, d)) state.SkipWithError("wrong result");
-  rate.report(state, "GFLOP/s");
-  state.counters["gpus"] = gpus;
+  v.run(buf.a.data(), buf.b.data(), buf.c.data());  // uploads A and B
+  timed(
+      state, d, gpus, buf,
+      [&] {
+        v.multiply();
+        v.wait();
+      },
+      [&] { v.download(buf.c.data()); });
 }
 
 void xt(benchmark::State& state, Dims d, int gpus, int block) {
   Buffers<float>& buf = buffers_for<float>(d);
   cases::matmul::Xt<float> lib(gpus, block);
-  lib.multiply(buf.a.data(), buf.b.data(), buf.c.data(), d);  // warm-up
-  cush_bench::WallTimer timer;
-  cush_bench::Throughput rate;
-  for (auto _ : state) {
-    timer.start();
-    lib.multiply(buf.a.data(), buf.b.data(), buf.c.data(), d);
-    const double s = timer.stop();
-    state.SetIterationTime(s);
-    rate.add(s, cases::matmul::flops(d));
-  }
-  if (!spot_check(buf, d)) state.SkipWithError("wrong result");
-  rate.report(state, "GFLOP/s");
-  state.counters["gpus"] = gpus;
+  timed(state, d, gpus, buf, [&] { lib.multiply(buf.a.data(), buf.b.data(), buf.c.data(), d); }, [] {});
 }
 
 template <class F>
