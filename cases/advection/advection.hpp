@@ -10,8 +10,9 @@
 // |C| <= 1 on every axis, exact for C = 0 or |C| = 1, and second order in space and time for a fixed
 // simulated time. Counted as the seed counts it: 53 flops per point (27 multiplies, 26 adds).
 //
-// What is here so far is the host part: the coefficients, the exact solution and a host step
-// used to verify the GPU variants (written next; see cases/advection/README.md).
+// What is here so far: the host part (coefficients, exact solution, a host step to verify the GPU
+// variants), the GPU kernels and the single-GPU reference; the multi-GPU variants come next (see
+// cases/advection/README.md).
 
 #include <array>
 #include <cstddef>
@@ -54,6 +55,11 @@ double exact(double x, double y, double z, double t, Velocity c);
 /// One step on the host, periodic on every axis: out = the stencil applied to in (both
 /// grid.points() values, x fastest). The reference that the GPU variants are checked against.
 void step_host(std::span<const double> in, std::span<double> out, Grid grid, const std::array<double, 27>& a);
+
+// --- the variants: `steps` steps from `in` into `out` (host arrays of grid.points() values) ----
+
+/// Single-GPU CUDA reference on device 0 (`gpus` is ignored). Not yet run on a GPU.
+void single(const double* in, double* out, Grid grid, const std::array<double, 27>& a, std::size_t steps, int gpus);
 
 }  // namespace advection
 }  // namespace cases

@@ -1,0 +1,114 @@
+// Case "advection": the GPU kernels shared by every variant. A block of the grid is stored with
+// `h` ghost layers on every side (x fastest); the stencil reads one layer around the cells it
+// updates.
+
+#include <algorithm>
+
+#include "cush/error.hpp"
+#include "kernels.hpp"
+
+namespace cases {
+namespace advection {
+
+namespace {
+
+// Each thread owns one (x, y) column of the updated box and walks a run of z planes, keeping the
+// 3 x 3 neighbourhood of the planes below and at the current one in registers, so that each new
+// plane costs 9 loads (mostly L1 hits from the neighbouring threads) and 27 fused multiply-adds.
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 4;
+constexpr int kPlanesPerBlock = 16;
+
+__global__ void stencil_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c) {
+  const long x = box.x0 + blockIdx.x * static_cast<long>(kBlockX) + threadIdx.x;
+  const long y = box.y0 + blockIdx.y * static_cast<long>(kBlockY) + threadIdx.y;
+  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(kPlanesPerBlock);
+  const long z_end = z_begin + kPlanesPerBlock < box.z0 + box.nz ? z_begin + kPlanesPerBlock : box.z0 + box.nz;
+  if (x >= box.x0 + box.nx || y >= box.y0 + box.ny || z_begin >= z_end) return;
+  const long sx = 1;
+  const long sy = box.pitch_x;
+  const long sz = box.pitch_x * box.pitch_y;
+  auto load = [&](long z, double v[9]) {
+    const double* p = in + (z * sz + y * sy + x * sx);
+#pragma unroll
+    for (int j = 0; j < 3; ++j)
+#pragma unroll
+      for (int i = 0; i < 3; ++i) v[i + 3 * j] = __ldg(p + (j - 1) * sy + (i - 1) * sx);
+  };
+  double below[9], here[9], above[9];
+  load(z_begin - 1, below);
+  load(z_begin, here);
+  for (long z = z_begin; z < z_end; ++z) {
+    load(z + 1, above);
+    double sum = 0;
+#pragma unroll
+    for (int q = 0; q < 9; ++q) sum = fma(c.a[q], below[q], sum);
+#pragma unroll
+    for (int q = 0; q < 9; ++q) sum = fma(c.a[9 + q], here[q], sum);
+#pragma unroll
+    for (int q = 0; q < 9; ++q) sum = fma(c.a[18 + q], above[q], sum);
+    out[z * sz + y * sy + x * sx] = sum;
+#pragma unroll
+    for (int q = 0; q < 9; ++q) {
+      below[q] = here[q];
+      here[q] = above[q];
+    }
+  }
+}
+
+// Every ghost cell of a block with one ghost layer, on a grid periodic on every axis and held by
+// one block: each takes the interior cell it stands for, so all can be filled at once.
+__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz) {
+  const long px = nx + 2, py = ny + 2;
+  const long z_faces = 2 * px * py, y_faces = 2 * px * nz, x_faces = 2 * ny * nz;
+  const long total = z_faces + y_faces + x_faces;
+  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < total;
+       t += static_cast<long>(gridDim.x) * blockDim.x) {
+    long i, j, k;
+    if (t < z_faces) {  // planes k = 0 and k = nz + 1, whole
+      const long r = t % (px * py);
+      k = t < px * py ? 0 : nz + 1;
+      i = r % px;
+      j = r / px;
+    } else if (t < z_faces + y_faces) {  // rows j = 0 and j = ny + 1 of the inner planes
+      const long r = t - z_faces;
+      const long half = px * nz;
+      j = r < half ? 0 : ny + 1;
+      i = (r % half) % px;
+      k = (r % half) / px + 1;
+    } else {  // cells i = 0 and i = nx + 1 of the inner rows
+      const long r = t - z_faces - y_faces;
+      const long half = ny * nz;
+      i = r < half ? 0 : nx + 1;
+      j = (r % half) % ny + 1;
+      k = (r % half) / ny + 1;
+    }
+    const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
+    const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
+    const long sk = k == 0 ? nz : (k == nz + 1 ? 1 : k);
+    u[(k * py + j) * px + i] = u[(sk * py + sj) * px + si];
+  }
+}
+
+}  // namespace
+
+void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream) {
+  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+  const dim3 block(kBlockX, kBlockY, 1);
+  const dim3 grid(static_cast<unsigned>((box.nx + kBlockX - 1) / kBlockX),
+                  static_cast<unsigned>((box.ny + kBlockY - 1) / kBlockY),
+                  static_cast<unsigned>((box.nz + kPlanesPerBlock - 1) / kPlanesPerBlock));
+  stencil_kernel<<<grid, block, 0, stream>>>(in, out, box, c);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream) {
+  const std::size_t total = 2 * (nx + 2) * (ny + 2) + 2 * (nx + 2) * nz + 2 * ny * nz;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
+  periodic_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
+                                                   static_cast<long>(nz));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace advection
+}  // namespace cases

@@ -1,0 +1,42 @@
+#pragma once
+// Case "advection": the GPU kernels shared by every variant (kernels.cu).
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+
+namespace cases {
+namespace advection {
+
+/// The 27 coefficients, passed to the kernel by value (index as in coefficients()).
+struct Coefficients {
+  double a[27];
+};
+
+/// Copies coefficients() into the kernel's argument.
+inline Coefficients kernel_coefficients(const std::array<double, 27>& a) {
+  Coefficients c{};
+  for (std::size_t q = 0; q < 27; ++q) c.a[q] = a[q];
+  return c;
+}
+
+/// The cells a stencil launch updates, in a block stored with ghost layers: the box starts at
+/// cell (x0, y0, z0) of the stored array (ghosts included, so x0 >= 1) and spans nx x ny x nz;
+/// the stored array is pitch_x cells wide and pitch_y cells deep.
+struct Box {
+  long x0 = 1, y0 = 1, z0 = 1;
+  long nx = 0, ny = 0, nz = 0;
+  long pitch_x = 0, pitch_y = 0;
+};
+
+/// out = the stencil applied to in over `box` (one ghost layer around the box must be valid in
+/// `in`). `in` and `out` share the layout and must not overlap.
+void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream);
+
+/// Fills the one-layer ghost shell of an nx x ny x nz grid held whole (stored (nx + 2) x (ny + 2)
+/// x (nz + 2)), periodic on every axis, from its interior cells.
+void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream);
+
+}  // namespace advection
+}  // namespace cases
