@@ -1,7 +1,7 @@
 // The case studies, each variant on 1..all GPUs, end to end from pinned host memory.
 //
 // Names: case/<case>/<variant>/<gpus>gpu/<n>   variant: single | multi_cuda | multi_cush
-// (matmul's names and counters: cases_matmul.cpp)
+// (matmul's and advection's names and counters: cases_matmul.cpp, cases_advection.cpp)
 // Counters: gpus, n (problem size), and the case's rate (GB/s for "scale").
 // Time: wall clock around the whole call; the variants allocate, copy, compute, copy back and free
 // inside, and return when done. Environment: CUSH_BENCH_MAX_N caps the sizes.
@@ -77,12 +77,14 @@ void register_scale() {
 
 }  // namespace
 
-void register_matmul();  // cases_matmul.cpp
+void register_matmul();     // cases_matmul.cpp
+void register_advection();  // cases_advection.cpp
 
 namespace {
 void register_cases() {
   register_scale();
   register_matmul();
+  register_advection();
 }
 }  // namespace
 

@@ -10,7 +10,7 @@
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
 #   CUSH_CASE_FILTER, CUSH_CASE_REPETITIONS  filter and repetitions (default 3) for bench_cases
-#                (casebench; the matmul tables go to $OUT/matmul.md)
+#                (casebench; the matmul and advection tables go to $OUT/matmul.md, advection.md)
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
@@ -111,6 +111,7 @@ if has casebench; then
     --benchmark_out="$OUT/cases.json" --benchmark_out_format=json >"$OUT/casebench.log" 2>&1
   note "bench_cases: rc $? ($(elapsed))"
   python3 tools/summarize_matmul.py "$OUT/cases.json" >"$OUT/matmul.md" 2>&1 || true
+  python3 tools/summarize_advection.py "$OUT/cases.json" >"$OUT/advection.md" 2>&1 || true
 fi
 
 if has halobench; then
@@ -121,6 +122,7 @@ fi
 
 echo
 [ -f "$OUT/matmul.md" ] && cat "$OUT/matmul.md"
+[ -f "$OUT/advection.md" ] && cat "$OUT/advection.md"
 [ -f "$OUT/halo.md" ] && cat "$OUT/halo.md"
 [ -f "$OUT/device_ops.md" ] && cat "$OUT/device_ops.md"
 [ -f "$OUT/host_ops.md" ] && tail -40 "$OUT/host_ops.md"

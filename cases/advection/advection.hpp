@@ -14,9 +14,14 @@
 // variants), the GPU kernels and the single-GPU reference; the multi-GPU variants come next (see
 // cases/advection/README.md).
 
+#include <cuda_runtime_api.h>
+
 #include <array>
 #include <cstddef>
 #include <span>
+#include <vector>
+
+#include "cush/field.hpp"
 
 namespace cases {
 namespace advection {
@@ -56,10 +61,100 @@ double exact(double x, double y, double z, double t, Velocity c);
 /// grid.points() values, x fastest). The reference that the GPU variants are checked against.
 void step_host(std::span<const double> in, std::span<double> out, Grid grid, const std::array<double, 27>& a);
 
-// --- the variants: `steps` steps from `in` into `out` (host arrays of grid.points() values) ----
+// --- the variants -----------------------------------------------------------------------------
+//
+// One interface, so one test checks all and one benchmark times all:
+//
+//     Variant v(grid, coefficients, gpus, options);   // allocates on devices 0..gpus-1
+//     v.upload(in);                                    // the initial field (grid.points() values)
+//     v.run(steps);                                    // `steps` time steps (asynchronous)
+//     v.wait();
+//     v.download(out);                                 // the field now; returns when it is there
+//
+// The grid is split along z into one slab per GPU (the split both a raw CUDA programmer and
+// cush's decomposition choose for a cube on 1 and 2 GPUs). The single-GPU reference ignores
+// `gpus` and `options`; the raw variant ignores `options.depth`.
 
-/// Single-GPU CUDA reference on device 0 (`gpus` is ignored). Not yet run on a GPU.
-void single(const double* in, double* out, Grid grid, const std::array<double, 27>& a, std::size_t steps, int gpus);
+/// How a step meets the halo exchange.
+enum class Schedule {
+  bulk,     ///< exchange, then update every owned cell (bulk-synchronous)
+  overlap,  ///< update the interior while the exchange runs, then the cells next to the faces
+};
+
+struct Options {
+  Schedule schedule = Schedule::bulk;
+  /// Ghost layers, exchanged every `depth` steps (cush only; seed 003's deep halos): after an
+  /// exchange, step r of the cycle updates the owned cells and depth - 1 - r ghost layers around
+  /// them, so no step needs fresher ghosts. Needs Schedule::bulk when above 1.
+  std::size_t depth = 1;
+};
+
+/// Single-GPU CUDA reference on device 0: one ghost layer, the periodic halo filled on the GPU
+/// before every step (seed 000 §2.3.5).
+class Single {
+ public:
+  Single(Grid grid, const std::array<double, 27>& a, int gpus, Options options = {});
+  ~Single();
+  Single(const Single&) = delete;
+  Single& operator=(const Single&) = delete;
+  void upload(const double* in);
+  void run(std::size_t steps);
+  void wait();
+  void download(double* out);
+
+ private:
+  Grid g_;
+  std::array<double, 27> a_;
+  cudaStream_t stream_ = nullptr;
+  double* u_ = nullptr;
+  double* v_ = nullptr;
+};
+
+/// Multi-GPU raw CUDA: z slabs with one ghost layer; per step each GPU fills its x and y ghosts,
+/// pushes its first and last planes into its neighbours' ghost planes (cudaMemcpyPeerAsync on
+/// a second stream), and updates its slab; events order everything across the GPUs.
+class MultiCuda {
+ public:
+  MultiCuda(Grid grid, const std::array<double, 27>& a, int gpus, Options options = {});
+  ~MultiCuda();
+  MultiCuda(const MultiCuda&) = delete;
+  MultiCuda& operator=(const MultiCuda&) = delete;
+  void upload(const double* in);
+  void run(std::size_t steps);
+  void wait();
+  void download(double* out);
+
+ private:
+  void step();
+  Grid g_;
+  std::array<double, 27> a_;
+  int gpus_;
+  Options options_;
+  std::vector<std::size_t> planes_, first_plane_;  // per GPU
+  std::vector<cudaStream_t> compute_, comm_;
+  std::vector<cudaEvent_t> ready_, sent_, done_;
+  std::vector<double*> u_, v_;
+};
+
+/// Multi-GPU cush: two fields on a decomposed periodic grid (cush::Field), exchange() or
+/// exchange_start()/exchange_finish() around the interior and boundary regions, deep halos.
+class MultiCush {
+ public:
+  MultiCush(Grid grid, const std::array<double, 27>& a, int gpus, Options options = {});
+  void upload(const double* in);
+  void run(std::size_t steps);
+  void wait();
+  void download(double* out);
+
+ private:
+  cush::Field<double>& current() { return swapped_ ? v_ : u_; }
+  cush::Field<double>& next() { return swapped_ ? u_ : v_; }
+  Grid g_;
+  std::array<double, 27> a_;
+  Options options_;
+  cush::Field<double> u_, v_;
+  bool swapped_ = false;  // the current field is v_
+};
 
 }  // namespace advection
 }  // namespace cases

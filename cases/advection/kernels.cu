@@ -90,7 +90,42 @@ __global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz) {
   }
 }
 
+// The x and y ghosts of the stored planes [z_begin, z_end): per plane the rows j = 0 and
+// j = ny + 1 (whole, corners included) and the cells i = 0, i = nx + 1 of the inner rows. A row
+// ghost's source is an owned row, and the corner sources are owned cells, so there is no order.
+__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes) {
+  const long px = nx + 2, py = ny + 2;
+  const long per_plane = 2 * px + 2 * ny;
+  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < per_plane * planes;
+       t += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long k = z_begin + t / per_plane;
+    const long r = t % per_plane;
+    long i, j;
+    if (r < 2 * px) {
+      j = r < px ? 0 : ny + 1;
+      i = r % px;
+    } else {
+      const long q = r - 2 * px;
+      i = q < ny ? 0 : nx + 1;
+      j = q % ny + 1;
+    }
+    const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
+    const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
+    u[(k * py + j) * px + i] = u[(k * py + sj) * px + si];
+  }
+}
+
 }  // namespace
+
+void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
+                    cudaStream_t stream) {
+  if (z_end <= z_begin) return;
+  const std::size_t total = (2 * (nx + 2) + 2 * ny) * (z_end - z_begin);
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
+  xy_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
+                                             static_cast<long>(z_begin), static_cast<long>(z_end - z_begin));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstddef>
 
+#include "cush/field.hpp"
+
 namespace cases {
 namespace advection {
 
@@ -30,9 +32,29 @@ struct Box {
   long pitch_x = 0, pitch_y = 0;
 };
 
+/// The kernel box of `cells` (local coordinates of block `b`, ghosts negative) grown by `grow`
+/// cells on every side.
+inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells, std::size_t grow = 0) {
+  const auto g = static_cast<long>(grow);
+  return Box{cells.lo[0] + static_cast<long>(b.halo[0]) - g,
+             cells.lo[1] + static_cast<long>(b.halo[1]) - g,
+             cells.lo[2] + static_cast<long>(b.halo[2]) - g,
+             static_cast<long>(cells.size[0]) + 2 * g,
+             static_cast<long>(cells.size[1]) + 2 * g,
+             static_cast<long>(cells.size[2]) + 2 * g,
+             static_cast<long>(b.alloc[0]),
+             static_cast<long>(b.alloc[1])};
+}
+
 /// out = the stencil applied to in over `box` (one ghost layer around the box must be valid in
 /// `in`). `in` and `out` share the layout and must not overlap.
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream);
+
+/// Fills the x and y ghost cells (one layer, periodic within the plane) of the stored planes
+/// [z_begin, z_end) of a slab stored (nx + 2) x (ny + 2) x (planes + 2), from each plane's own
+/// owned cells.
+void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
+                    cudaStream_t stream);
 
 /// Fills the one-layer ghost shell of an nx x ny x nz grid held whole (stored (nx + 2) x (ny + 2)
 /// x (nz + 2)), periodic on every axis, from its interior cells.

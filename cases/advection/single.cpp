@@ -13,7 +13,7 @@ namespace cases {
 namespace advection {
 
 namespace {
-// Host array (nx x ny x nz, x fastest) <-> the interior of a stored block with one ghost layer.
+// Host array (nx x ny x nz, x fastest) <-> the interior of the grid stored with one ghost layer.
 cudaMemcpy3DParms interior_copy(Grid g, double* host, double* dev, bool to_device) {
   cudaMemcpy3DParms p{};
   const cudaPitchedPtr h = make_cudaPitchedPtr(host, g.nx * sizeof(double), g.nx, g.ny);
@@ -27,31 +27,47 @@ cudaMemcpy3DParms interior_copy(Grid g, double* host, double* dev, bool to_devic
 }
 }  // namespace
 
-void single(const double* in, double* out, Grid g, const std::array<double, 27>& a, std::size_t steps, int /*gpus*/) {
-  const Coefficients c = kernel_coefficients(a);
+Single::Single(Grid g, const std::array<double, 27>& a, int /*gpus*/, Options /*options*/) : g_(g), a_(a) {
   const std::size_t stored = (g.nx + 2) * (g.ny + 2) * (g.nz + 2);
-  const Box box{1, 1, 1, static_cast<long>(g.nx), static_cast<long>(g.ny), static_cast<long>(g.nz),
-                static_cast<long>(g.nx + 2), static_cast<long>(g.ny + 2)};
-  double* u = nullptr;
-  double* v = nullptr;
-  cudaStream_t stream = nullptr;
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  CUSH_CUDA_CHECK(cudaStreamCreate(&stream));
-  CUSH_CUDA_CHECK(cudaMalloc(&u, stored * sizeof(double)));
-  CUSH_CUDA_CHECK(cudaMalloc(&v, stored * sizeof(double)));
-  const cudaMemcpy3DParms up = interior_copy(g, const_cast<double*>(in), u, true);
-  CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&up, stream));
+  CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
+  CUSH_CUDA_CHECK(cudaMalloc(&u_, stored * sizeof(double)));
+  CUSH_CUDA_CHECK(cudaMalloc(&v_, stored * sizeof(double)));
+}
+
+Single::~Single() {
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(0));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream_));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
+}
+
+void Single::upload(const double* in) {
+  const cudaMemcpy3DParms p = interior_copy(g_, const_cast<double*>(in), u_, true);
+  CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream_));
+}
+
+void Single::run(std::size_t steps) {
+  const Coefficients c = kernel_coefficients(a_);
+  const Box box{1, 1, 1, static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(g_.nz),
+                static_cast<long>(g_.nx + 2), static_cast<long>(g_.ny + 2)};
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
   for (std::size_t s = 0; s < steps; ++s) {
-    launch_periodic_halo(u, g.nx, g.ny, g.nz, stream);
-    launch_stencil(u, v, box, c, stream);
-    std::swap(u, v);
+    launch_periodic_halo(u_, g_.nx, g_.ny, g_.nz, stream_);
+    launch_stencil(u_, v_, box, c, stream_);
+    std::swap(u_, v_);
   }
-  const cudaMemcpy3DParms down = interior_copy(g, out, u, false);
-  CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&down, stream));
-  CUSH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUSH_CUDA_CHECK(cudaFree(u));
-  CUSH_CUDA_CHECK(cudaFree(v));
-  CUSH_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+void Single::wait() {
+  CUSH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void Single::download(double* out) {
+  const cudaMemcpy3DParms p = interior_copy(g_, out, u_, false);
+  CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream_));
+  wait();
 }
 
 }  // namespace advection

@@ -1,9 +1,10 @@
-// Case "advection": the GPU variants against the host reference step, on odd grids (sizes that
-// fill no thread block and no z run exactly) and several steps.
+// Case "advection": every variant and schedule against the host reference step, on odd grids
+// (sizes that fill no thread block and no z run exactly), on 1 and 2 GPUs.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,23 +14,86 @@
 
 namespace adv = cases::advection;
 
+namespace {
+
+std::vector<double> host_steps(std::vector<double> u, adv::Grid g, const std::array<double, 27>& a, std::size_t steps) {
+  std::vector<double> next(u.size());
+  for (std::size_t s = 0; s < steps; ++s) {
+    adv::step_host(u, next, g, a);
+    u.swap(next);
+  }
+  return u;
+}
+
+// Runs `steps` steps as run(first) then run(steps - first), so that state carried between calls
+// (the current buffer, a deep halo's cycle) is tested too.
+template <class V>
+std::vector<double> gpu_steps(const std::vector<double>& in, adv::Grid g, const std::array<double, 27>& a, int gpus,
+                              adv::Options o, std::size_t steps, std::size_t first) {
+  V v(g, a, gpus, o);
+  v.upload(in.data());
+  v.run(first);
+  v.run(steps - first);
+  v.wait();
+  std::vector<double> out(in.size(), NAN);
+  v.download(out.data());
+  return out;
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= 1e-12 * (1 + std::fabs(want[i]))) && bad++ < 5)
+      ADD_FAILURE() << what << ": point " << i << " is " << got[i] << ", expected " << want[i];
+  EXPECT_EQ(bad, 0U) << what;
+}
+
+const std::array<double, 27> kCoefficients = adv::coefficients({1.0, -0.7, 0.4}, {0.9, 0.9, 0.9});
+
+}  // namespace
+
 TEST(CaseAdvection, SingleGpuMatchesTheHostStep) {
   CUSH_REQUIRE_GPUS(1);
-  const auto a = adv::coefficients({1.0, -0.7, 0.4}, {0.9, 0.9, 0.9});
   for (const adv::Grid g : {adv::Grid{1, 1, 1}, adv::Grid{3, 5, 2}, adv::Grid{17, 9, 23}, adv::Grid{33, 31, 20}}) {
-    SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz));
     std::vector<double> in(g.points());
     cush_test::fill_random(std::span<double>(in));
     for (std::size_t steps : {0U, 1U, 4U}) {
-      std::vector<double> expected = in, next(g.points());
-      for (std::size_t s = 0; s < steps; ++s) {
-        adv::step_host(expected, next, g, a);
-        expected.swap(next);
-      }
-      std::vector<double> out(g.points(), NAN);
-      adv::single(in.data(), out.data(), g, a, steps, 1);
-      for (std::size_t i = 0; i < out.size(); ++i)
-        ASSERT_NEAR(out[i], expected[i], 1e-12 * (1 + std::fabs(expected[i]))) << "steps " << steps << " point " << i;
+      const std::string what = "single " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                               std::to_string(g.nz) + ", " + std::to_string(steps) + " steps";
+      expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, 1, {}, steps, steps / 2), host_steps(in, g, kCoefficients, steps),
+                  what);
     }
   }
+}
+
+TEST(CaseAdvection, MultiGpuVariantsMatchTheHostStep) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t steps = 5;
+  for (const adv::Grid g : {adv::Grid{3, 5, 6}, adv::Grid{17, 9, 23}, adv::Grid{33, 31, 20}}) {
+    std::vector<double> in(g.points());
+    cush_test::fill_random(std::span<double>(in));
+    const std::vector<double> want = host_steps(in, g, kCoefficients, steps);
+    const std::string size = std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+    for (int gpus = 1; gpus <= cush::DeviceSet::available(); ++gpus) {
+      const std::string on = size + " on " + std::to_string(gpus) + " GPU(s)";
+      for (adv::Schedule s : {adv::Schedule::bulk, adv::Schedule::overlap}) {
+        const std::string name = s == adv::Schedule::bulk ? "bulk" : "overlap";
+        expect_near(gpu_steps<adv::MultiCuda>(in, g, kCoefficients, gpus, {s, 1}, steps, 2), want, "raw " + name + " " + on);
+        expect_near(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, {s, 1}, steps, 2), want, "cush " + name + " " + on);
+      }
+      for (std::size_t depth : {2U, 3U}) {
+        // 5 steps in cycles of 2 or 3, split 2 + 3: a cycle cut short at the end of a call.
+        expect_near(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, {adv::Schedule::bulk, depth}, steps, 2), want,
+                    "cush depth " + std::to_string(depth) + " " + on);
+      }
+    }
+  }
+}
+
+TEST(CaseAdvection, BadOptionsAreRejected) {
+  CUSH_REQUIRE_GPUS(1);
+  const adv::Grid g{8, 8, 8};
+  EXPECT_THROW(adv::MultiCush(g, kCoefficients, 1, {adv::Schedule::overlap, 2}), std::invalid_argument);
+  EXPECT_THROW(adv::MultiCush(g, kCoefficients, 1, {adv::Schedule::bulk, 0}), std::invalid_argument);
+  EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 1}, kCoefficients, 2, {}), std::invalid_argument);
 }

@@ -1,0 +1,148 @@
+// Case "advection", multi-GPU raw CUDA: the grid split along z into one slab per GPU, each stored
+// with one ghost layer. Per step every GPU fills its x and y ghosts (periodic within a plane),
+// pushes its first and last planes into the ghost planes of the GPUs below and above
+// (cudaMemcpyPeerAsync on a second stream), and updates its slab; with Schedule::overlap it
+// updates the planes that need no ghost plane while the pushes run. Events order the GPUs.
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "advection.hpp"
+#include "cush/error.hpp"
+#include "kernels.hpp"
+
+namespace cases {
+namespace advection {
+
+MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options options)
+    : g_(g), a_(a), gpus_(gpus), options_(options), planes_(gpus), first_plane_(gpus), compute_(gpus), comm_(gpus),
+      ready_(gpus), sent_(gpus), done_(gpus), u_(gpus), v_(gpus) {
+  if (g.nz < static_cast<std::size_t>(gpus)) throw std::invalid_argument("cases::advection::MultiCuda: fewer z planes than GPUs");
+  const std::size_t plane = (g.nx + 2) * (g.ny + 2);
+  std::size_t z = 0;
+  for (int i = 0; i < gpus; ++i) {
+    planes_[i] = g.nz / gpus + (static_cast<std::size_t>(i) < g.nz % gpus ? 1 : 0);
+    first_plane_[i] = z;
+    z += planes_[i];
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    for (int peer : {(i + gpus - 1) % gpus, (i + 1) % gpus}) {
+      if (peer == i) continue;
+      const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+      else CUSH_CUDA_CHECK(e);
+    }
+    CUSH_CUDA_CHECK(cudaStreamCreate(&compute_[i]));
+    CUSH_CUDA_CHECK(cudaStreamCreate(&comm_[i]));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&ready_[i], cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&sent_[i], cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaMalloc(&u_[i], plane * (planes_[i] + 2) * sizeof(double)));
+    CUSH_CUDA_CHECK(cudaMalloc(&v_[i], plane * (planes_[i] + 2) * sizeof(double)));
+  }
+}
+
+MultiCuda::~MultiCuda() {
+  for (int i = 0; i < gpus_; ++i) {
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(i));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(ready_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(sent_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(done_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(compute_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(comm_[i]));
+  }
+}
+
+namespace {
+// Host slab (planes starting at `first`, x fastest, no ghosts) <-> a GPU's slab with ghosts.
+cudaMemcpy3DParms slab_copy(Grid g, double* host, double* dev, std::size_t first, std::size_t planes, bool up) {
+  cudaMemcpy3DParms p{};
+  const cudaPitchedPtr h = make_cudaPitchedPtr(host + first * g.nx * g.ny, g.nx * sizeof(double), g.nx, g.ny);
+  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, (g.nx + 2) * sizeof(double), g.nx + 2, g.ny + 2);
+  p.srcPtr = up ? h : d;
+  p.dstPtr = up ? d : h;
+  (up ? p.dstPos : p.srcPos) = make_cudaPos(sizeof(double), 1, 1);
+  p.extent = make_cudaExtent(g.nx * sizeof(double), g.ny, planes);
+  p.kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  return p;
+}
+}  // namespace
+
+void MultiCuda::upload(const double* in) {
+  for (int i = 0; i < gpus_; ++i) {
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    const cudaMemcpy3DParms p = slab_copy(g_, const_cast<double*>(in), u_[i], first_plane_[i], planes_[i], true);
+    CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_[i]));
+  }
+}
+
+void MultiCuda::step() {
+  const std::size_t plane = (g_.nx + 2) * (g_.ny + 2);
+  const Coefficients c = kernel_coefficients(a_);
+  auto box = [&](int i, std::size_t z0, std::size_t nz) {
+    return Box{1, 1, static_cast<long>(z0), static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(nz),
+               static_cast<long>(g_.nx + 2), static_cast<long>(g_.ny + 2)};
+  };
+  for (int i = 0; i < gpus_; ++i) {  // x and y ghosts of the owned planes
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    launch_xy_halo(u_[i], g_.nx, g_.ny, 1, planes_[i] + 1, compute_[i]);
+    CUSH_CUDA_CHECK(cudaEventRecord(ready_[i], compute_[i]));
+  }
+  for (int i = 0; i < gpus_; ++i) {  // first plane down, last plane up, once the receivers are done
+    const int below = (i + gpus_ - 1) % gpus_;
+    const int above = (i + 1) % gpus_;
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], ready_[i], 0));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], done_[below], 0));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], done_[above], 0));
+    CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[below] + (planes_[below] + 1) * plane, below, u_[i] + plane, i,
+                                        plane * sizeof(double), comm_[i]));
+    CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[above], above, u_[i] + planes_[i] * plane, i, plane * sizeof(double),
+                                        comm_[i]));
+    CUSH_CUDA_CHECK(cudaEventRecord(sent_[i], comm_[i]));
+  }
+  for (int i = 0; i < gpus_; ++i) {
+    const std::size_t n = planes_[i];
+    const bool overlap = options_.schedule == Schedule::overlap && n > 2;
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    if (overlap) launch_stencil(u_[i], v_[i], box(i, 2, n - 2), c, compute_[i]);
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(compute_[i], sent_[(i + gpus_ - 1) % gpus_], 0));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(compute_[i], sent_[(i + 1) % gpus_], 0));
+    if (overlap) {
+      launch_stencil(u_[i], v_[i], box(i, 1, 1), c, compute_[i]);
+      launch_stencil(u_[i], v_[i], box(i, n, 1), c, compute_[i]);
+    } else {
+      launch_stencil(u_[i], v_[i], box(i, 1, n), c, compute_[i]);
+    }
+    CUSH_CUDA_CHECK(cudaEventRecord(done_[i], compute_[i]));
+  }
+  std::swap(u_, v_);
+}
+
+void MultiCuda::run(std::size_t steps) {
+  for (std::size_t s = 0; s < steps; ++s) step();
+}
+
+void MultiCuda::wait() {
+  for (int i = 0; i < gpus_; ++i) {
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(compute_[i]));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(comm_[i]));
+  }
+}
+
+void MultiCuda::download(double* out) {
+  for (int i = 0; i < gpus_; ++i) {
+    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    const cudaMemcpy3DParms p = slab_copy(g_, out, u_[i], first_plane_[i], planes_[i], false);
+    CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_[i]));
+  }
+  wait();
+}
+
+}  // namespace advection
+}  // namespace cases
