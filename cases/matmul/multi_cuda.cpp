@@ -66,8 +66,10 @@ void MultiCuda<T>::product(int g, std::size_t first, std::size_t rows) {
 
 template <class T>
 void MultiCuda<T>::run(const T* a, const T* b, T* c) {
-  for (int g = 0; g < gpus_; ++g) {
+  for (int g = 0; g < gpus_; ++g) {  // the uploads overwrite what earlier products may still read
     CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaEventRecord(computed_[g], compute_[g]));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(up_[g], computed_[g], 0));
     CUSH_CUDA_CHECK(cudaMemcpyAsync(b_[g], b, d_.n * d_.p * sizeof(T), cudaMemcpyHostToDevice, up_[g]));
   }
   for (std::size_t i = 0; i < blocks_; ++i) {

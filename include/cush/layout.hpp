@@ -29,9 +29,9 @@ struct Range {
 
 /// @brief Part `index` of `count` near-equal parts of every device's segment: the unit of a
 /// pipeline that moves and computes each segment piece by piece (upload part i + 1 while part i
-/// computes). Parts keep the distribution's granules whole and differ in size by at most one
-/// granule (a segment's partial last granule goes with its last part); parts are empty when a
-/// segment has fewer granules than `count`.
+/// computes). Parts keep the distribution's granules whole (only one part holds a segment's
+/// partial last granule, if it has one) and differ in size by at most one granule; parts are
+/// empty when a segment has fewer granules than `count`.
 struct Slice {
   std::size_t index = 0;
   std::size_t count = 1;
