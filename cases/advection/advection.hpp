@@ -66,7 +66,8 @@ void step_host(std::span<const double> in, std::span<double> out, Grid grid, con
 // One interface, so one test checks all and one benchmark times all:
 //
 //     Variant v(grid, coefficients, gpus, options);   // allocates on devices 0..gpus-1
-//     v.upload(in);                                    // the initial field (grid.points() values)
+//     v.upload(in);                                    // the initial field (grid.points() values;
+//                                                      // `in` must stay unchanged until wait())
 //     v.run(steps);                                    // `steps` time steps (asynchronous)
 //     v.wait();
 //     v.download(out);                                 // the field now; returns when it is there
@@ -132,7 +133,7 @@ class MultiCuda {
   Options options_;
   std::vector<std::size_t> planes_, first_plane_;  // per GPU
   std::vector<cudaStream_t> compute_, comm_;
-  std::vector<cudaEvent_t> ready_, sent_, done_;
+  std::vector<cudaEvent_t> ready_, sent_;
   std::vector<double*> u_, v_;
 };
 

@@ -18,7 +18,7 @@ namespace advection {
 
 MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options options)
     : g_(g), a_(a), gpus_(gpus), options_(options), planes_(gpus), first_plane_(gpus), compute_(gpus), comm_(gpus),
-      ready_(gpus), sent_(gpus), done_(gpus), u_(gpus), v_(gpus) {
+      ready_(gpus), sent_(gpus), u_(gpus), v_(gpus) {
   if (g.nz < static_cast<std::size_t>(gpus)) throw std::invalid_argument("cases::advection::MultiCuda: fewer z planes than GPUs");
   const std::size_t plane = (g.nx + 2) * (g.ny + 2);
   std::size_t z = 0;
@@ -37,7 +37,6 @@ MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options 
     CUSH_CUDA_CHECK(cudaStreamCreate(&comm_[i]));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&ready_[i], cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&sent_[i], cudaEventDisableTiming));
-    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaMalloc(&u_[i], plane * (planes_[i] + 2) * sizeof(double)));
     CUSH_CUDA_CHECK(cudaMalloc(&v_[i], plane * (planes_[i] + 2) * sizeof(double)));
   }
@@ -51,7 +50,6 @@ MultiCuda::~MultiCuda() {
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(ready_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(sent_[i]));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(done_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(compute_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(comm_[i]));
   }
@@ -92,13 +90,14 @@ void MultiCuda::step() {
     launch_xy_halo(u_[i], g_.nx, g_.ny, 1, planes_[i] + 1, compute_[i]);
     CUSH_CUDA_CHECK(cudaEventRecord(ready_[i], compute_[i]));
   }
-  for (int i = 0; i < gpus_; ++i) {  // first plane down, last plane up, once the receivers are done
+  // First plane down, last plane up. A receiver last read the ghost planes written here two
+  // steps ago; this GPU's ready_ comes after its previous step, which waited for the receiver's
+  // pushes, which came after the receiver's read: no further wait is needed.
+  for (int i = 0; i < gpus_; ++i) {
     const int below = (i + gpus_ - 1) % gpus_;
     const int above = (i + 1) % gpus_;
     CUSH_CUDA_CHECK(cudaSetDevice(i));
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], ready_[i], 0));
-    CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], done_[below], 0));
-    CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], done_[above], 0));
     CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[below] + (planes_[below] + 1) * plane, below, u_[i] + plane, i,
                                         plane * sizeof(double), comm_[i]));
     CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[above], above, u_[i] + planes_[i] * plane, i, plane * sizeof(double),
@@ -118,7 +117,6 @@ void MultiCuda::step() {
     } else {
       launch_stencil(u_[i], v_[i], box(i, 1, n), c, compute_[i]);
     }
-    CUSH_CUDA_CHECK(cudaEventRecord(done_[i], compute_[i]));
   }
   std::swap(u_, v_);
 }
