@@ -3,6 +3,9 @@
 // Names (time: wall clock for kSteps steps on data already on the GPUs, warm-up excluded):
 //   case/advection/<variant>/<g>gpu/<n>          bulk-synchronous, n^3 points, FP64
 //   case/advection_overlap/<variant>/<g>gpu/<n>  raw and cush with the interior overlapping the exchange
+//   case/advection_weak/<variant>/<g>gpu/<nz>    bulk, 512 x 512 x nz with nz = 256 g: the work per
+//                                                GPU fixed (the report's weak-scaling plot pairs
+//                                                1 GPU at nz with g GPUs at g nz)
 //   deep/advection/<depth>/<g>gpu/<n>            cush with `depth` ghost layers, exchanged every depth steps
 //   exchange/advection/<g>gpu/<n>                the cush exchange alone (kSteps of them): the time an
 //                                                overlapped step can hide (seed 003's measure)
@@ -29,34 +32,35 @@ std::size_t max_n() {
   return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : 1024;
 }
 
-// The initial field on an n^3 grid, made once per n. adv::initial() is a product of one
-// function per axis, so tables per axis make 1024^3 points in about a second.
-const std::vector<double>& initial_field(std::size_t n) {
-  static std::size_t made_for = 0;
+// The initial field on a grid, made once per grid. adv::initial() is a product of one function
+// per axis, so tables per axis make 1024^3 points in about a second.
+const std::vector<double>& initial_field(adv::Grid g) {
+  static adv::Grid made_for{};
   static std::vector<double> field;
-  if (made_for == n) return field;
+  if (made_for.nx == g.nx && made_for.ny == g.ny && made_for.nz == g.nz) return field;
   constexpr double two_pi = 6.283185307179586;
-  std::vector<double> sx(n), cy(n), sz(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = static_cast<double>(i) / static_cast<double>(n);
-    sx[i] = std::sin(two_pi * x);
-    cy[i] = std::cos(two_pi * x);
-    sz[i] = sx[i];
-  }
-  field.assign(n * n * n, 0.0);
-  for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t i = 0; i < n; ++i) field[i + n * (j + n * k)] = sx[i] * cy[j] * sz[k] + 0.5;
-  made_for = n;
+  auto table = [&](std::size_t n, bool cosine) {
+    std::vector<double> t(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = two_pi * static_cast<double>(i) / static_cast<double>(n);
+      t[i] = cosine ? std::cos(x) : std::sin(x);
+    }
+    return t;
+  };
+  const std::vector<double> sx = table(g.nx, false), cy = table(g.ny, true), sz = table(g.nz, false);
+  field.assign(g.points(), 0.0);
+  for (std::size_t k = 0; k < g.nz; ++k)
+    for (std::size_t j = 0; j < g.ny; ++j)
+      for (std::size_t i = 0; i < g.nx; ++i) field[i + g.nx * (j + g.ny * k)] = sx[i] * cy[j] * sz[k] + 0.5;
+  made_for = g;
   return field;
 }
 
 template <class V>
-void steps(benchmark::State& state, std::size_t n, int gpus, adv::Options o) {
-  const adv::Grid g{n, n, n};
+void steps(benchmark::State& state, adv::Grid g, int gpus, adv::Options o) {
   const auto a = adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9});
   V v(g, a, gpus, o);
-  v.upload(initial_field(n).data());
+  v.upload(initial_field(g).data());
   v.run(kSteps);  // warm-up
   v.wait();
   cush_bench::WallTimer timer;
@@ -81,7 +85,7 @@ void exchange_only(benchmark::State& state, std::size_t n, int gpus) {
   o.periodic = {true, true, true};
   o.blocks = {1, 1, static_cast<std::size_t>(gpus)};
   cush::Field<double> u(cush::DeviceSet::first(gpus), cush::Decomposition({n, n, n}, 3, gpus, o));
-  u.scatter(initial_field(n).data());
+  u.scatter(initial_field(adv::Grid{n, n, n}).data());
   u.exchange();  // warm-up
   u.wait();
   cush_bench::WallTimer timer;
@@ -106,18 +110,27 @@ void register_advection() {
   for (std::size_t n : {128U, 256U, 420U, 512U, 1024U}) {
     if (n > max_n()) continue;
     const std::string size = "/" + std::to_string(n);
-    add("case/advection/single/1gpu" + size, [n](benchmark::State& s) { steps<adv::Single>(s, n, 1, {}); });
+    const adv::Grid cube{n, n, n};
+    add("case/advection/single/1gpu" + size, [cube](benchmark::State& s) { steps<adv::Single>(s, cube, 1, {}); });
     for (int g = 1; g <= available; ++g) {
       const std::string on = "/" + std::to_string(g) + "gpu" + size;
       for (const auto& [family, schedule] : {std::pair{"advection", adv::Schedule::bulk}, std::pair{"advection_overlap", adv::Schedule::overlap}}) {
         const adv::Options o{schedule, 1};
-        add(std::string("case/") + family + "/multi_cuda" + on, [n, g, o](benchmark::State& s) { steps<adv::MultiCuda>(s, n, g, o); });
-        add(std::string("case/") + family + "/multi_cush" + on, [n, g, o](benchmark::State& s) { steps<adv::MultiCush>(s, n, g, o); });
+        add(std::string("case/") + family + "/multi_cuda" + on, [cube, g, o](benchmark::State& s) { steps<adv::MultiCuda>(s, cube, g, o); });
+        add(std::string("case/") + family + "/multi_cush" + on, [cube, g, o](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, o); });
       }
       add("exchange/advection" + on, [n, g](benchmark::State& s) { exchange_only(s, n, g); });
       for (std::size_t depth : {2U, 4U, 8U})
         add("deep/advection/" + std::to_string(depth) + on,
-            [n, g, depth](benchmark::State& s) { steps<adv::MultiCush>(s, n, g, {adv::Schedule::bulk, depth}); });
+            [cube, g, depth](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, {adv::Schedule::bulk, depth}); });
     }
+  }
+  for (int g = 1; g <= available; ++g) {
+    const adv::Grid weak{512, 512, 256 * static_cast<std::size_t>(g)};
+    if (weak.nx > max_n()) continue;
+    const std::string on = "/" + std::to_string(g) + "gpu/" + std::to_string(weak.nz);
+    if (g == 1) add("case/advection_weak/single" + on, [weak](benchmark::State& s) { steps<adv::Single>(s, weak, 1, {}); });
+    add("case/advection_weak/multi_cuda" + on, [weak, g](benchmark::State& s) { steps<adv::MultiCuda>(s, weak, g, {}); });
+    add("case/advection_weak/multi_cush" + on, [weak, g](benchmark::State& s) { steps<adv::MultiCush>(s, weak, g, {}); });
   }
 }
