@@ -66,10 +66,7 @@ void register_scale() {
                             std::size_t{1} << 28}) {
         if (n > max_n()) continue;
         const std::string label = std::string("case/scale/") + name + "/" + std::to_string(gpus) + "gpu/" + std::to_string(n);
-        benchmark::RegisterBenchmark(label.c_str(), [fn = fn, gpus, n](benchmark::State& s) { run_scale(s, fn, gpus, n); })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond)
-            ->MinTime(cush_bench::min_time());
+        cush_bench::add_timed(label, [fn = fn, gpus, n](benchmark::State& s) { run_scale(s, fn, gpus, n); });
       }
     }
   }

@@ -98,11 +98,6 @@ void exchange_only(benchmark::State& state, std::size_t n, int gpus) {
   state.counters["gpus"] = gpus;
 }
 
-template <class F>
-void add(const std::string& name, F f) {
-  benchmark::RegisterBenchmark(name.c_str(), f)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(cush_bench::min_time());
-}
-
 }  // namespace
 
 void register_advection() {
@@ -111,17 +106,17 @@ void register_advection() {
     if (n > max_n()) continue;
     const std::string size = "/" + std::to_string(n);
     const adv::Grid cube{n, n, n};
-    add("case/advection/single/1gpu" + size, [cube](benchmark::State& s) { steps<adv::Single>(s, cube, 1, {}); });
+    cush_bench::add_timed("case/advection/single/1gpu" + size, [cube](benchmark::State& s) { steps<adv::Single>(s, cube, 1, {}); });
     for (int g = 1; g <= available; ++g) {
       const std::string on = "/" + std::to_string(g) + "gpu" + size;
       for (const auto& [family, schedule] : {std::pair{"advection", adv::Schedule::bulk}, std::pair{"advection_overlap", adv::Schedule::overlap}}) {
         const adv::Options o{schedule, 1};
-        add(std::string("case/") + family + "/multi_cuda" + on, [cube, g, o](benchmark::State& s) { steps<adv::MultiCuda>(s, cube, g, o); });
-        add(std::string("case/") + family + "/multi_cush" + on, [cube, g, o](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, o); });
+        cush_bench::add_timed(std::string("case/") + family + "/multi_cuda" + on, [cube, g, o](benchmark::State& s) { steps<adv::MultiCuda>(s, cube, g, o); });
+        cush_bench::add_timed(std::string("case/") + family + "/multi_cush" + on, [cube, g, o](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, o); });
       }
-      add("exchange/advection" + on, [n, g](benchmark::State& s) { exchange_only(s, n, g); });
+      cush_bench::add_timed("exchange/advection" + on, [n, g](benchmark::State& s) { exchange_only(s, n, g); });
       for (std::size_t depth : {2U, 4U, 8U})
-        add("deep/advection/" + std::to_string(depth) + on,
+        cush_bench::add_timed("deep/advection/" + std::to_string(depth) + on,
             [cube, g, depth](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, {adv::Schedule::bulk, depth}); });
     }
   }
@@ -129,8 +124,8 @@ void register_advection() {
     const adv::Grid weak{512, 512, 256 * static_cast<std::size_t>(g)};
     if (weak.nx > max_n()) continue;
     const std::string on = "/" + std::to_string(g) + "gpu/" + std::to_string(weak.nz);
-    if (g == 1) add("case/advection_weak/single" + on, [weak](benchmark::State& s) { steps<adv::Single>(s, weak, 1, {}); });
-    add("case/advection_weak/multi_cuda" + on, [weak, g](benchmark::State& s) { steps<adv::MultiCuda>(s, weak, g, {}); });
-    add("case/advection_weak/multi_cush" + on, [weak, g](benchmark::State& s) { steps<adv::MultiCush>(s, weak, g, {}); });
+    if (g == 1) cush_bench::add_timed("case/advection_weak/single" + on, [weak](benchmark::State& s) { steps<adv::Single>(s, weak, 1, {}); });
+    cush_bench::add_timed("case/advection_weak/multi_cuda" + on, [weak, g](benchmark::State& s) { steps<adv::MultiCuda>(s, weak, g, {}); });
+    cush_bench::add_timed("case/advection_weak/multi_cush" + on, [weak, g](benchmark::State& s) { steps<adv::MultiCush>(s, weak, g, {}); });
   }
 }

@@ -125,24 +125,16 @@ void xt(benchmark::State& state, Dims d, int gpus, int block) {
   timed(state, d, gpus, buf, [&] { lib.multiply(buf.a.data(), buf.b.data(), buf.c.data(), d); }, [] {});
 }
 
-template <class F>
-void add(const std::string& name, F f) {
-  benchmark::RegisterBenchmark(name.c_str(), f)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond)
-      ->MinTime(cush_bench::min_time());
-}
-
 std::string gpu_part(int g) { return "/" + std::to_string(g) + "gpu/"; }
 
 template <class T>
 void add_variants(const std::string& family, int available, Dims d, const std::string& size) {
-  add("case/" + family + "/single" + gpu_part(1) + size,
+  cush_bench::add_timed("case/" + family + "/single" + gpu_part(1) + size,
       [d](benchmark::State& s) { end_to_end<cases::matmul::Single, T>(s, d, 1); });
   for (int g = 1; g <= available; ++g) {
-    add("case/" + family + "/multi_cuda" + gpu_part(g) + size,
+    cush_bench::add_timed("case/" + family + "/multi_cuda" + gpu_part(g) + size,
         [d, g](benchmark::State& s) { end_to_end<cases::matmul::MultiCuda, T>(s, d, g); });
-    add("case/" + family + "/multi_cush" + gpu_part(g) + size,
+    cush_bench::add_timed("case/" + family + "/multi_cush" + gpu_part(g) + size,
         [d, g](benchmark::State& s) { end_to_end<cases::matmul::MultiCush, T>(s, d, g); });
   }
 }
@@ -162,12 +154,12 @@ void register_matmul() {
     if (k > max_k()) continue;
     const Dims d = cases::matmul::seed_dims(k);
     const std::string size = std::to_string(k);
-    add("resident/matmul/single" + gpu_part(1) + size,
+    cush_bench::add_timed("resident/matmul/single" + gpu_part(1) + size,
         [d](benchmark::State& s) { resident<cases::matmul::Single>(s, d, 1); });
     for (int g = 1; g <= available; ++g) {
-      add("resident/matmul/multi_cuda" + gpu_part(g) + size,
+      cush_bench::add_timed("resident/matmul/multi_cuda" + gpu_part(g) + size,
           [d, g](benchmark::State& s) { resident<cases::matmul::MultiCuda>(s, d, g); });
-      add("resident/matmul/multi_cush" + gpu_part(g) + size,
+      cush_bench::add_timed("resident/matmul/multi_cush" + gpu_part(g) + size,
           [d, g](benchmark::State& s) { resident<cases::matmul::MultiCush>(s, d, g); });
     }
   }
@@ -175,11 +167,11 @@ void register_matmul() {
   for (int g = 1; g <= available; ++g) {
     for (int block : {1024, 2048, 4096, 8192})
       if (20 <= max_k())
-        add("xt/matmul/" + std::to_string(block) + gpu_part(g) + "20",
+        cush_bench::add_timed("xt/matmul/" + std::to_string(block) + gpu_part(g) + "20",
             [g, block](benchmark::State& s) { xt(s, cases::matmul::seed_dims(20), g, block); });
     for (std::size_t k : ks)
       if (k <= max_k() && k != 20)
-        add("xt/matmul/4096" + gpu_part(g) + std::to_string(k),
+        cush_bench::add_timed("xt/matmul/4096" + gpu_part(g) + std::to_string(k),
             [g, k](benchmark::State& s) { xt(s, cases::matmul::seed_dims(k), g, 4096); });
   }
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cush/stream.hpp"
@@ -67,6 +68,13 @@ double min_time(double fallback = 0.3);
 
 /// Adds GPU model and count, driver, CUDA runtime and NCCL versions to the JSON context.
 void add_context();
+
+/// Registers `f` (a callable taking benchmark::State&) under `name` with manual time in
+/// milliseconds and min_time(): the settings of the case benchmarks.
+template <class F>
+void add_timed(const std::string& name, F f) {
+  benchmark::RegisterBenchmark(name.c_str(), f)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(min_time());
+}
 
 /// The host's GPUs in ordinal order (empty without GPUs).
 std::vector<int> all_devices();

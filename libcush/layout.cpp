@@ -33,10 +33,14 @@ Layout Layout::make(std::size_t n, const Distribution& distribution, std::span<c
   return partitioned(counts);
 }
 
-Range Layout::slice(std::size_t pos, Slice s, std::size_t granularity) const {
+void detail::check_slice(Slice s, const char* where) {
   if (s.count == 0 || s.index >= s.count)
-    throw InvalidArgument("cush::Layout::slice", "slice",
+    throw InvalidArgument(where, "slice",
                           "part " + std::to_string(s.index) + " of " + std::to_string(s.count) + " does not exist");
+}
+
+Range Layout::slice(std::size_t pos, Slice s, std::size_t granularity) const {
+  detail::check_slice(s, "cush::Layout::slice");
   if (granularity == 0) throw InvalidArgument("cush::Layout::slice", "granularity", "must be at least 1");
   return detail::even_shares(segment(pos), s.count, granularity)[s.index];
 }

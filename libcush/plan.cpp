@@ -125,11 +125,6 @@ namespace {
 void check_host(const void* host, const char* where) {
   if (host == nullptr) throw InvalidArgument(where, "host", "null pointer");
 }
-void check_slice(Slice s, const char* where) {
-  if (s.count == 0 || s.index >= s.count)
-    throw InvalidArgument(where, "slice",
-                          "part " + std::to_string(s.index) + " of " + std::to_string(s.count) + " does not exist");
-}
 }  // namespace
 
 void PlanBase::scatter_bytes(const void* host, Range part, const char* where) {
@@ -152,7 +147,7 @@ Range PlanBase::slice_range(std::size_t pos, Slice s) const {
 
 void PlanBase::scatter_slice_bytes(const void* host, Slice s, const char* where) {
   check_host(host, where);
-  check_slice(s, where);
+  detail::check_slice(s, where);
   const std::size_t granularity = impl_->distribution.granularity();
   if (impl_->layout.is_replicated()) {
     const Range r = impl_->layout.slice(0, s, granularity);
@@ -164,7 +159,7 @@ void PlanBase::scatter_slice_bytes(const void* host, Slice s, const char* where)
 
 void PlanBase::gather_slice_bytes(void* host, Slice s, const char* where) {
   check_host(host, where);
-  check_slice(s, where);
+  detail::check_slice(s, where);
   detail::execute(gather_transfers(impl_->layout, s, impl_->distribution.granularity()),
                   impl_->context(nullptr, host));
 }

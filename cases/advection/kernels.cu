@@ -117,6 +117,20 @@ __global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long p
 
 }  // namespace
 
+cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, double* dev, std::size_t first,
+                            std::size_t planes, bool to_device) {
+  cudaMemcpy3DParms p{};
+  // cudaPitchedPtr has no const form; a device-to-host copy writes through it, as it should.
+  const cudaPitchedPtr h = make_cudaPitchedPtr(const_cast<double*>(host) + first * nx * ny, nx * sizeof(double), nx, ny);
+  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, (nx + 2) * sizeof(double), nx + 2, ny + 2);
+  p.srcPtr = to_device ? h : d;
+  p.dstPtr = to_device ? d : h;
+  (to_device ? p.dstPos : p.srcPos) = make_cudaPos(sizeof(double), 1, 1);
+  p.extent = make_cudaExtent(nx * sizeof(double), ny, planes);
+  p.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  return p;
+}
+
 void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
                     cudaStream_t stream) {
   if (z_end <= z_begin) return;

@@ -50,6 +50,12 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells, std:
 /// `in`). `in` and `out` share the layout and must not overlap.
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream);
 
+/// Copy parameters between `planes` z planes of a host array (nx x ny x nz, x fastest, from plane
+/// `first`) and a slab stored with one ghost layer ((nx + 2) x (ny + 2) x (planes + 2)), host to
+/// device when `to_device`. For cudaMemcpy3DAsync.
+cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, double* dev, std::size_t first,
+                            std::size_t planes, bool to_device);
+
 /// Fills the x and y ghost cells (one layer, periodic within the plane) of the stored planes
 /// [z_begin, z_end) of a slab stored (nx + 2) x (ny + 2) x (planes + 2), from each plane's own
 /// owned cells.

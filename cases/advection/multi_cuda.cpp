@@ -55,25 +55,10 @@ MultiCuda::~MultiCuda() {
   }
 }
 
-namespace {
-// Host slab (planes starting at `first`, x fastest, no ghosts) <-> a GPU's slab with ghosts.
-cudaMemcpy3DParms slab_copy(Grid g, double* host, double* dev, std::size_t first, std::size_t planes, bool up) {
-  cudaMemcpy3DParms p{};
-  const cudaPitchedPtr h = make_cudaPitchedPtr(host + first * g.nx * g.ny, g.nx * sizeof(double), g.nx, g.ny);
-  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, (g.nx + 2) * sizeof(double), g.nx + 2, g.ny + 2);
-  p.srcPtr = up ? h : d;
-  p.dstPtr = up ? d : h;
-  (up ? p.dstPos : p.srcPos) = make_cudaPos(sizeof(double), 1, 1);
-  p.extent = make_cudaExtent(g.nx * sizeof(double), g.ny, planes);
-  p.kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  return p;
-}
-}  // namespace
-
 void MultiCuda::upload(const double* in) {
   for (int i = 0; i < gpus_; ++i) {
     CUSH_CUDA_CHECK(cudaSetDevice(i));
-    const cudaMemcpy3DParms p = slab_copy(g_, const_cast<double*>(in), u_[i], first_plane_[i], planes_[i], true);
+    const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, in, u_[i], first_plane_[i], planes_[i], true);
     CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_[i]));
   }
 }
@@ -136,7 +121,7 @@ void MultiCuda::wait() {
 void MultiCuda::download(double* out) {
   for (int i = 0; i < gpus_; ++i) {
     CUSH_CUDA_CHECK(cudaSetDevice(i));
-    const cudaMemcpy3DParms p = slab_copy(g_, out, u_[i], first_plane_[i], planes_[i], false);
+    const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, out, u_[i], first_plane_[i], planes_[i], false);
     CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_[i]));
   }
   wait();

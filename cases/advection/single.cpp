@@ -12,21 +12,6 @@
 namespace cases {
 namespace advection {
 
-namespace {
-// Host array (nx x ny x nz, x fastest) <-> the interior of the grid stored with one ghost layer.
-cudaMemcpy3DParms interior_copy(Grid g, double* host, double* dev, bool to_device) {
-  cudaMemcpy3DParms p{};
-  const cudaPitchedPtr h = make_cudaPitchedPtr(host, g.nx * sizeof(double), g.nx, g.ny);
-  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, (g.nx + 2) * sizeof(double), g.nx + 2, g.ny + 2);
-  p.srcPtr = to_device ? h : d;
-  p.dstPtr = to_device ? d : h;
-  (to_device ? p.dstPos : p.srcPos) = make_cudaPos(sizeof(double), 1, 1);
-  p.extent = make_cudaExtent(g.nx * sizeof(double), g.ny, g.nz);
-  p.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  return p;
-}
-}  // namespace
-
 Single::Single(Grid g, const std::array<double, 27>& a, int /*gpus*/, Options /*options*/) : g_(g), a_(a) {
   const std::size_t stored = (g.nx + 2) * (g.ny + 2) * (g.nz + 2);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
@@ -44,7 +29,7 @@ Single::~Single() {
 }
 
 void Single::upload(const double* in) {
-  const cudaMemcpy3DParms p = interior_copy(g_, const_cast<double*>(in), u_, true);
+  const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, in, u_, 0, g_.nz, true);
   CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream_));
 }
 
@@ -65,7 +50,7 @@ void Single::wait() {
 }
 
 void Single::download(double* out) {
-  const cudaMemcpy3DParms p = interior_copy(g_, out, u_, false);
+  const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, out, u_, 0, g_.nz, false);
   CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream_));
   wait();
 }

@@ -28,16 +28,11 @@ cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t m, std::size_t n, std::si
 
 template <class T>
 Xt<T>::Xt(int gpus, int block_dim) {
-  if (gpus < 1 || gpus > cush::DeviceSet::available())
-    throw cush::InvalidArgument("cases::matmul::Xt", "gpus", std::to_string(gpus) + " GPUs asked for, " +
-                                                                 std::to_string(cush::DeviceSet::available()) +
-                                                                 " present");
+  std::vector<int> ids = cush::DeviceSet::first(gpus).ids();  // checks the count
   if (block_dim < 1) throw cush::InvalidArgument("cases::matmul::Xt", "block_dim", "must be positive");
   cublasXtHandle_t h = nullptr;
   check_cublas(cublasXtCreate(&h), "cublasXtCreate");
   handle_ = h;
-  std::vector<int> ids(gpus);
-  for (int i = 0; i < gpus; ++i) ids[i] = i;
   try {
     check_cublas(cublasXtDeviceSelect(h, gpus, ids.data()), "cublasXtDeviceSelect");
     check_cublas(cublasXtSetBlockDim(h, block_dim), "cublasXtSetBlockDim");

@@ -104,7 +104,10 @@ class MultiCuda {
   void download(T* c);
 
  private:
-  void product(int g, std::size_t first, std::size_t rows);
+  // Block i of GPU g's rows: the first (rows mod blocks) blocks get one row more.
+  [[nodiscard]] std::size_t block_first(int g, std::size_t i) const;
+  [[nodiscard]] std::size_t block_rows(int g, std::size_t i) const;
+  void product(int g, std::size_t block);
   Dims d_;
   int gpus_;
   std::size_t blocks_;

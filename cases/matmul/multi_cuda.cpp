@@ -60,8 +60,19 @@ MultiCuda<T>::~MultiCuda() {
 }
 
 template <class T>
-void MultiCuda<T>::product(int g, std::size_t first, std::size_t rows) {
-  gemm_rows(compute_[g], rows, d_, a_[g] + first * d_.n, b_[g], c_[g] + first * d_.p);
+std::size_t MultiCuda<T>::block_first(int g, std::size_t i) const {
+  return i * (rows_[g] / blocks_) + std::min(i, rows_[g] % blocks_);
+}
+
+template <class T>
+std::size_t MultiCuda<T>::block_rows(int g, std::size_t i) const {
+  return rows_[g] / blocks_ + (i < rows_[g] % blocks_ ? 1 : 0);
+}
+
+template <class T>
+void MultiCuda<T>::product(int g, std::size_t block) {
+  const std::size_t first = block_first(g, block);
+  gemm_rows(compute_[g], block_rows(g, block), d_, a_[g] + first * d_.n, b_[g], c_[g] + first * d_.p);
 }
 
 template <class T>
@@ -74,15 +85,15 @@ void MultiCuda<T>::run(const T* a, const T* b, T* c) {
   }
   for (std::size_t i = 0; i < blocks_; ++i) {
     for (int g = 0; g < gpus_; ++g) {
-      const std::size_t first = i * (rows_[g] / blocks_) + std::min(i, rows_[g] % blocks_);
-      const std::size_t rows = rows_[g] / blocks_ + (i < rows_[g] % blocks_ ? 1 : 0);
+      const std::size_t first = block_first(g, i);
+      const std::size_t rows = block_rows(g, i);
       const std::size_t host_row = first_row_[g] + first;
       CUSH_CUDA_CHECK(cudaSetDevice(g));
       CUSH_CUDA_CHECK(cudaMemcpyAsync(a_[g] + first * d_.n, a + host_row * d_.n, rows * d_.n * sizeof(T),
                                       cudaMemcpyHostToDevice, up_[g]));
       CUSH_CUDA_CHECK(cudaEventRecord(uploaded_[g], up_[g]));
       CUSH_CUDA_CHECK(cudaStreamWaitEvent(compute_[g], uploaded_[g], 0));
-      product(g, first, rows);
+      product(g, i);
       CUSH_CUDA_CHECK(cudaEventRecord(computed_[g], compute_[g]));
       CUSH_CUDA_CHECK(cudaStreamWaitEvent(down_[g], computed_[g], 0));
       CUSH_CUDA_CHECK(cudaMemcpyAsync(c + host_row * d_.p, c_[g] + first * d_.p, rows * d_.p * sizeof(T),
@@ -100,8 +111,7 @@ void MultiCuda<T>::multiply() {
   for (int g = 0; g < gpus_; ++g) {
     CUSH_CUDA_CHECK(cudaSetDevice(g));
     for (std::size_t i = 0; i < blocks_; ++i)
-      product(g, i * (rows_[g] / blocks_) + std::min(i, rows_[g] % blocks_),
-              rows_[g] / blocks_ + (i < rows_[g] % blocks_ ? 1 : 0));
+      product(g, i);
   }
 }
 

@@ -88,8 +88,9 @@ class PlanBase {
 /// @endcode
 ///
 /// Construction checks every argument before allocating anything. If a device lacks the memory,
-/// whatever was allocated is freed and OutOfMemory names the device, the bytes needed and free. Host buffers may be pinned (fastest), registered (HostRegistration, pin_host) or
-/// ordinary pageable memory (staged; see host_memory.hpp).
+/// whatever was allocated is freed and OutOfMemory names the device, the bytes needed and free.
+/// Host buffers may be pinned (fastest), registered (HostRegistration, pin_host) or ordinary
+/// pageable memory (staged; see host_memory.hpp).
 template <class T>
 class Plan : public PlanBase {
   static_assert(std::is_trivially_copyable_v<T>, "a plan moves its elements as bytes");

@@ -139,12 +139,10 @@ TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
 
 // Shapes are checked before anything touches a GPU, so this runs everywhere.
 TEST(CaseMatmul, RejectsEmptyAndOversizedShapes) {
-  const float x = 1;
   EXPECT_THROW(cases::matmul::MultiCush<float>(Dims{0, 1, 1}, 1), cush::InvalidArgument);
   EXPECT_THROW(cases::matmul::MultiCuda<float>(Dims{1, 0, 1}, 1), cush::InvalidArgument);
   EXPECT_THROW(cases::matmul::Single<float>(Dims{1, 1, 0}, 1), cush::InvalidArgument);
   EXPECT_THROW(cases::matmul::Single<float>(Dims{std::size_t{1} << 31, 1, 1}, 1), cush::InvalidArgument);
-  (void)x;
   EXPECT_EQ(cases::matmul::flops(cases::matmul::seed_dims(2)), 2.0 * 800 * 1600 * 800);
 }
 
