@@ -12,47 +12,75 @@ namespace advection {
 
 namespace {
 
-// Each thread owns one (x, y) column of the updated box and walks a run of z planes, keeping the
-// 3 x 3 neighbourhood of the planes below and at the current one in registers, so that each new
-// plane costs 9 loads (mostly L1 hits from the neighbouring threads) and 27 fused multiply-adds.
+// Each thread owns kRowsPerThread (x, y) columns of the updated box, neighbours in y, and walks a
+// run of z planes. Every input plane is loaded once per thread (its 3 x (kRowsPerThread + 2)
+// neighbourhood, mostly L1 hits shared with the neighbouring threads) and added, with 27 FMAs per
+// output column, to the three output planes it touches: the one below it is then complete and
+// stored. The next plane's loads are issued before this plane's FMAs. Three accumulators per
+// column make 3 x kRowsPerThread independent chains of 9 FMAs (one chain of 27 per point, as
+// first written, left the kernel latency-bound at half the roofline). Each output sums the planes
+// below, at and above it in that order, the same order on every run split, so every variant gets
+// the same bits.
 constexpr int kBlockX = 32;
 constexpr int kBlockY = 4;
-constexpr int kPlanesPerBlock = 16;
+constexpr int kRowsPerThread = 4;
 
-__global__ void stencil_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c) {
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+    stencil_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c, int run) {
+  constexpr int R = kRowsPerThread;
   const long x = box.x0 + blockIdx.x * static_cast<long>(kBlockX) + threadIdx.x;
-  const long y = box.y0 + blockIdx.y * static_cast<long>(kBlockY) + threadIdx.y;
-  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(kPlanesPerBlock);
-  const long z_end = z_begin + kPlanesPerBlock < box.z0 + box.nz ? z_begin + kPlanesPerBlock : box.z0 + box.nz;
-  if (x >= box.x0 + box.nx || y >= box.y0 + box.ny || z_begin >= z_end) return;
-  const long sx = 1;
-  const long sy = box.pitch_x;
+  const long y_first = box.y0 + (blockIdx.y * static_cast<long>(kBlockY) + threadIdx.y) * R;
+  const long y_end = box.y0 + box.ny;  // the first row past the box: a valid (ghost) row
+  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
+  const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
+  if (x >= box.x0 + box.nx || y_first >= y_end || z_begin >= z_end) return;
   const long sz = box.pitch_x * box.pitch_y;
-  auto load = [&](long z, double v[9]) {
-    const double* p = in + (z * sz + y * sy + x * sx);
+  long row[R + 2];  // rows past y_end feed only outputs that are not stored: read y_end instead
 #pragma unroll
-    for (int j = 0; j < 3; ++j)
+  for (int r = 0; r < R + 2; ++r) row[r] = (y_first - 1 + r < y_end ? y_first - 1 + r : y_end) * box.pitch_x + x;
+  auto load = [&](long z, double (&v)[R + 2][3]) {
+    const double* p = in + z * sz;
 #pragma unroll
-      for (int i = 0; i < 3; ++i) v[i + 3 * j] = __ldg(p + (j - 1) * sy + (i - 1) * sx);
+    for (int r = 0; r < R + 2; ++r)
+#pragma unroll
+      for (int i = 0; i < 3; ++i) v[r][i] = __ldg(p + row[r] + (i - 1));
   };
-  double below[9], here[9], above[9];
-  load(z_begin - 1, below);
-  load(z_begin, here);
-  for (long z = z_begin; z < z_end; ++z) {
-    load(z + 1, above);
-    double sum = 0;
+  double below[R] = {}, here[R] = {}, above[R];  // outputs at planes p - 1, p, p + 1
+  double v[R + 2][3], next[R + 2][3];
+  load(z_begin - 1, v);
+  for (long p = z_begin - 1; p <= z_end; ++p) {
+    if (p < z_end) load(p + 1, next);
 #pragma unroll
-    for (int q = 0; q < 9; ++q) sum = fma(c.a[q], below[q], sum);
+    for (int o = 0; o < R; ++o) {
+      double lo = 0, mid = here[o], hi = below[o];
 #pragma unroll
-    for (int q = 0; q < 9; ++q) sum = fma(c.a[9 + q], here[q], sum);
+      for (int j = 0; j < 3; ++j)
 #pragma unroll
-    for (int q = 0; q < 9; ++q) sum = fma(c.a[18 + q], above[q], sum);
-    out[z * sz + y * sy + x * sx] = sum;
-#pragma unroll
-    for (int q = 0; q < 9; ++q) {
-      below[q] = here[q];
-      here[q] = above[q];
+        for (int i = 0; i < 3; ++i) {
+          const double u = v[o + j][i];
+          lo = fma(c.a[3 * j + i], u, lo);        // plane p lies below output p + 1
+          mid = fma(c.a[9 + 3 * j + i], u, mid);  // at output p
+          hi = fma(c.a[18 + 3 * j + i], u, hi);   // above output p - 1, now complete
+        }
+      above[o] = lo;
+      here[o] = mid;
+      below[o] = hi;
     }
+    if (p > z_begin) {
+      double* q = out + (p - 1) * sz;
+#pragma unroll
+      for (int o = 0; o < R; ++o)
+        if (y_first + o < y_end) q[row[o + 1]] = below[o];
+    }
+#pragma unroll
+    for (int o = 0; o < R; ++o) {
+      below[o] = here[o];
+      here[o] = above[o];
+    }
+#pragma unroll
+    for (int r = 0; r < R + 2; ++r)
+#pragma unroll
+      for (int i = 0; i < 3; ++i) v[r][i] = next[r][i];
   }
 }
 
@@ -143,11 +171,17 @@ void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_beg
 
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+  constexpr long kRowsPerBlock = kBlockY * kRowsPerThread;
+  const long columns = (box.nx + kBlockX - 1) / kBlockX * ((box.ny + kRowsPerBlock - 1) / kRowsPerBlock);
+  // Long z runs re-read fewer planes (2 per run) but must still leave enough blocks to fill a GPU
+  // several times over; 2048 blocks of 128 threads do on any current GPU.
+  long run = 128;
+  while (run > 1 && columns * ((box.nz + run - 1) / run) < 2048) run /= 2;
   const dim3 block(kBlockX, kBlockY, 1);
   const dim3 grid(static_cast<unsigned>((box.nx + kBlockX - 1) / kBlockX),
-                  static_cast<unsigned>((box.ny + kBlockY - 1) / kBlockY),
-                  static_cast<unsigned>((box.nz + kPlanesPerBlock - 1) / kPlanesPerBlock));
-  stencil_kernel<<<grid, block, 0, stream>>>(in, out, box, c);
+                  static_cast<unsigned>((box.ny + kRowsPerBlock - 1) / kRowsPerBlock),
+                  static_cast<unsigned>((box.nz + run - 1) / run));
+  stencil_kernel<<<grid, block, 0, stream>>>(in, out, box, c, static_cast<int>(run));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
