@@ -184,7 +184,7 @@ struct FieldEngine::Impl {
         return static_cast<std::byte*>(base) +
                (side.lo[0] + side.alloc[0] * (side.lo[1] + side.alloc[1] * side.lo[2])) * element_size;
       };
-      const std::size_t bytes = s.size[0] * s.size[1] * s.size[2] * element_size;
+      const std::size_t bytes = box_span(s.src.alloc, s.size) * element_size;  // padding between rows too
       // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which CUDA 13.0 does not capture into graphs.
       CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
     } else {
@@ -410,7 +410,7 @@ FieldBase::FieldBase(const FieldBase& like, std::size_t element_size)
 void FieldBase::allocate(std::size_t element_size) {
   // Everything is checked before the first allocation.
   for (std::size_t k = 0; k < grid_.size(); ++k) {
-    const std::size_t cells = grid_.allocated_cells(k);
+    const std::size_t cells = grid_.lead() + grid_.allocated_cells(k);
     if (element_size != 0 && cells > std::numeric_limits<std::size_t>::max() / element_size)
       throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
     const std::size_t needed = cells * element_size;
@@ -418,8 +418,9 @@ void FieldBase::allocate(std::size_t element_size) {
     if (needed > available) throw OutOfMemory("cush::Field", streams_->devices[k], needed, available);
   }
   for (std::size_t k = 0; k < grid_.size(); ++k) {
-    buffers_.emplace_back(streams_->devices[k], grid_.allocated_cells(k) * element_size);
-    data_.push_back(buffers_.back().data());
+    // The buffer's start is aligned (to 256 bytes); lead() cells on, the first ghost cell.
+    buffers_.emplace_back(streams_->devices[k], (grid_.lead() + grid_.allocated_cells(k)) * element_size);
+    data_.push_back(static_cast<std::byte*>(buffers_.back().data()) + grid_.lead() * element_size);
   }
   element_size_ = element_size;
   engine_ = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size, transport_);

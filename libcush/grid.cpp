@@ -68,7 +68,7 @@ Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_
 }
 
 Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_t count, const GridOptions& options)
-    : extent_(extent), dims_(dims), periodic_(options.periodic) {
+    : extent_(extent), dims_(dims), periodic_(options.periodic), row_align_(options.row_align) {
   if (dims < 1 || dims > 3) throw InvalidArgument(where_grid, "dims", "must be 1, 2 or 3, not " + std::to_string(dims));
   for (std::size_t a = 0; a < 3; ++a) {
     if (extent[a] == 0) throw InvalidArgument(where_grid, "extent", "the grid " + text(extent) + " is empty");
@@ -79,6 +79,7 @@ Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_
       throw InvalidArgument(where_grid, "options.periodic", "axis " + std::to_string(a) + " is not an axis of the grid");
   }
   if (options.halo == 0) throw InvalidArgument(where_grid, "options.halo", "the halo depth must be at least 1");
+  if (options.row_align == 0) throw InvalidArgument(where_grid, "options.row_align", "must be at least 1 cell");
   for (std::size_t a = 0; a < 3; ++a) halo_[a] = a < dims ? options.halo : 0;
 
   const bool given = options.blocks != Extent3{0, 0, 0};
@@ -129,8 +130,11 @@ Box Decomposition::owned(std::size_t block) const {
 
 Extent3 Decomposition::allocated(std::size_t block) const {
   const Box o = owned(block);
-  return {o.size[0] + 2 * halo_[0], o.size[1] + 2 * halo_[1], o.size[2] + 2 * halo_[2]};
+  const std::size_t pitch = (row_cells(block) + row_align_ - 1) / row_align_ * row_align_;
+  return {pitch, o.size[1] + 2 * halo_[1], o.size[2] + 2 * halo_[2]};
 }
+
+std::size_t Decomposition::row_cells(std::size_t block) const { return owned(block).size[0] + 2 * halo_[0]; }
 
 std::size_t Decomposition::allocated_cells(std::size_t block) const {
   const Extent3 e = allocated(block);
@@ -139,10 +143,11 @@ std::size_t Decomposition::allocated_cells(std::size_t block) const {
 
 std::size_t Decomposition::index(std::size_t block, const std::array<std::ptrdiff_t, 3>& p) const {
   const Extent3 e = allocated(block);
+  const Extent3 used{row_cells(block), e[1], e[2]};  // the padding holds no cell
   std::array<std::size_t, 3> q{};
   for (std::size_t a = 0; a < 3; ++a) {
     const std::ptrdiff_t shifted = p[a] + static_cast<std::ptrdiff_t>(halo_[a]);
-    if (shifted < 0 || shifted >= static_cast<std::ptrdiff_t>(e[a]))
+    if (shifted < 0 || shifted >= static_cast<std::ptrdiff_t>(used[a]))
       throw InvalidArgument("cush::Decomposition::index", "p", "the cell lies outside the block's buffer");
     q[a] = static_cast<std::size_t>(shifted);
   }

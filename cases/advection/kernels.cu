@@ -15,7 +15,7 @@ namespace {
 
 // Every ghost cell of a block with one ghost layer, on a grid periodic on every axis and held by
 // one block: each takes the interior cell it stands for, so all can be filled at once.
-__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz) {
+__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz, long pitch) {
   const long px = nx + 2, py = ny + 2;
   const long z_faces = 2 * px * py, y_faces = 2 * px * nz, x_faces = 2 * ny * nz;
   const long total = z_faces + y_faces + x_faces;
@@ -43,14 +43,14 @@ __global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz) {
     const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
     const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
     const long sk = k == 0 ? nz : (k == nz + 1 ? 1 : k);
-    u[(k * py + j) * px + i] = u[(sk * py + sj) * px + si];
+    u[(k * py + j) * pitch + i] = u[(sk * py + sj) * pitch + si];
   }
 }
 
 // The x and y ghosts of the stored planes [z_begin, z_end): per plane the rows j = 0 and
 // j = ny + 1 (whole, corners included) and the cells i = 0, i = nx + 1 of the inner rows. A row
 // ghost's source is an owned row, and the corner sources are owned cells, so there is no order.
-__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes) {
+__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes, long pitch) {
   const long px = nx + 2, py = ny + 2;
   const long per_plane = 2 * px + 2 * ny;
   for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < per_plane * planes;
@@ -68,7 +68,7 @@ __global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long p
     }
     const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
     const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
-    u[(k * py + j) * px + i] = u[(k * py + sj) * px + si];
+    u[(k * py + j) * pitch + i] = u[(k * py + sj) * pitch + si];
   }
 }
 
@@ -79,7 +79,7 @@ cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, 
   cudaMemcpy3DParms p{};
   // cudaPitchedPtr has no const form; a device-to-host copy writes through it, as it should.
   const cudaPitchedPtr h = make_cudaPitchedPtr(const_cast<double*>(host) + first * nx * ny, nx * sizeof(double), nx, ny);
-  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, (nx + 2) * sizeof(double), nx + 2, ny + 2);
+  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, padded_pitch(nx) * sizeof(double), nx + 2, ny + 2);
   p.srcPtr = to_device ? h : d;
   p.dstPtr = to_device ? d : h;
   (to_device ? p.dstPos : p.srcPos) = make_cudaPos(sizeof(double), 1, 1);
@@ -94,7 +94,8 @@ void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_beg
   const std::size_t total = (2 * (nx + 2) + 2 * ny) * (z_end - z_begin);
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
   xy_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                             static_cast<long>(z_begin), static_cast<long>(z_end - z_begin));
+                                             static_cast<long>(z_begin), static_cast<long>(z_end - z_begin),
+                                             static_cast<long>(padded_pitch(nx)));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -106,7 +107,7 @@ void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t
   const std::size_t total = 2 * (nx + 2) * (ny + 2) + 2 * (nx + 2) * nz + 2 * ny * nz;
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
   periodic_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                                   static_cast<long>(nz));
+                                                   static_cast<long>(nz), static_cast<long>(padded_pitch(nx)));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -11,6 +11,16 @@
 namespace cases {
 namespace advection {
 
+/// Rows of every variant's arrays are padded to a multiple of kRowAlign cells, with the first
+/// owned cell of each row 128 bytes aligned: the stencil ran 1.5x faster than on rows of nx + 2
+/// cells, whose misaligned stores each partly cover a memory sector (docs/results/advection.md).
+/// The cush variant asks its fields for this (cush::GridOptions::row_align); the single-GPU and
+/// raw variants store their arrays so: kLead cells before the first ghost cell of a buffer
+/// (cudaMalloc aligns its start), rows padded_pitch(nx) cells apart.
+constexpr std::size_t kRowAlign = 16;
+constexpr std::size_t kLead = kRowAlign - 1;
+inline std::size_t padded_pitch(std::size_t nx) { return (nx + 2 + kRowAlign - 1) / kRowAlign * kRowAlign; }
+
 /// The 27 coefficients, passed to the kernel by value (index as in coefficients()).
 struct Coefficients {
   double a[27];
@@ -51,19 +61,19 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells, std:
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream);
 
 /// Copy parameters between `planes` z planes of a host array (nx x ny x nz, x fastest, from plane
-/// `first`) and a slab stored with one ghost layer ((nx + 2) x (ny + 2) x (planes + 2)), host to
-/// device when `to_device`. For cudaMemcpy3DAsync.
+/// `first`) and a slab stored with one ghost layer (rows padded_pitch(nx) apart, ny + 2 rows a
+/// plane, planes + 2 planes; `dev` is its first ghost cell), host to device when `to_device`.
+/// For cudaMemcpy3DAsync.
 cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, double* dev, std::size_t first,
                             std::size_t planes, bool to_device);
 
 /// Fills the x and y ghost cells (one layer, periodic within the plane) of the stored planes
-/// [z_begin, z_end) of a slab stored (nx + 2) x (ny + 2) x (planes + 2), from each plane's own
-/// owned cells.
+/// [z_begin, z_end) of a slab stored as slab_copy() says, from each plane's own owned cells.
 void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
                     cudaStream_t stream);
 
-/// Fills the one-layer ghost shell of an nx x ny x nz grid held whole (stored (nx + 2) x (ny + 2)
-/// x (nz + 2)), periodic on every axis, from its interior cells.
+/// Fills the one-layer ghost shell of an nx x ny x nz grid held whole (stored as slab_copy()
+/// says, nz + 2 planes), periodic on every axis, from its interior cells.
 void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream);
 
 }  // namespace advection

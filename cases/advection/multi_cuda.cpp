@@ -20,7 +20,7 @@ MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options 
     : g_(g), a_(a), gpus_(gpus), options_(options), planes_(gpus), first_plane_(gpus), compute_(gpus), comm_(gpus),
       ready_(gpus), sent_(gpus), u_(gpus), v_(gpus) {
   if (g.nz < static_cast<std::size_t>(gpus)) throw std::invalid_argument("cases::advection::MultiCuda: fewer z planes than GPUs");
-  const std::size_t plane = (g.nx + 2) * (g.ny + 2);
+  const std::size_t plane = padded_pitch(g.nx) * (g.ny + 2);
   std::size_t z = 0;
   for (int i = 0; i < gpus; ++i) {
     planes_[i] = g.nz / gpus + (static_cast<std::size_t>(i) < g.nz % gpus ? 1 : 0);
@@ -37,8 +37,10 @@ MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options 
     CUSH_CUDA_CHECK(cudaStreamCreate(&comm_[i]));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&ready_[i], cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&sent_[i], cudaEventDisableTiming));
-    CUSH_CUDA_CHECK(cudaMalloc(&u_[i], plane * (planes_[i] + 2) * sizeof(double)));
-    CUSH_CUDA_CHECK(cudaMalloc(&v_[i], plane * (planes_[i] + 2) * sizeof(double)));
+    CUSH_CUDA_CHECK(cudaMalloc(&u_[i], (kLead + plane * (planes_[i] + 2)) * sizeof(double)));
+    CUSH_CUDA_CHECK(cudaMalloc(&v_[i], (kLead + plane * (planes_[i] + 2)) * sizeof(double)));
+    u_[i] += kLead;  // the first ghost cell; rows' first owned cells 128-byte aligned
+    v_[i] += kLead;
   }
 }
 
@@ -46,8 +48,8 @@ MultiCuda::~MultiCuda() {
   for (int i = 0; i < gpus_; ++i) {
     CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(i));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_[i]));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_[i]));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_[i] - kLead));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_[i] - kLead));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(ready_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(sent_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(compute_[i]));
@@ -64,11 +66,11 @@ void MultiCuda::upload(const double* in) {
 }
 
 void MultiCuda::step() {
-  const std::size_t plane = (g_.nx + 2) * (g_.ny + 2);
+  const std::size_t plane = padded_pitch(g_.nx) * (g_.ny + 2);
   const Coefficients c = kernel_coefficients(a_);
   auto box = [&](int i, std::size_t z0, std::size_t nz) {
     return Box{1, 1, static_cast<long>(z0), static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(nz),
-               static_cast<long>(g_.nx + 2), static_cast<long>(g_.ny + 2)};
+               static_cast<long>(padded_pitch(g_.nx)), static_cast<long>(g_.ny + 2)};
   };
   for (int i = 0; i < gpus_; ++i) {  // x and y ghosts of the owned planes
     CUSH_CUDA_CHECK(cudaSetDevice(i));

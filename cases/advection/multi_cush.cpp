@@ -19,6 +19,7 @@ cush::GridOptions grid_options(Options o, int gpus) {
   cush::GridOptions g;
   g.periodic = {true, true, true};
   g.halo = o.depth;
+  g.row_align = kRowAlign;
   g.blocks = {1, 1, static_cast<std::size_t>(gpus)};
   return g;
 }

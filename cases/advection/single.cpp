@@ -13,18 +13,20 @@ namespace cases {
 namespace advection {
 
 Single::Single(Grid g, const std::array<double, 27>& a, int /*gpus*/, Options /*options*/) : g_(g), a_(a) {
-  const std::size_t stored = (g.nx + 2) * (g.ny + 2) * (g.nz + 2);
+  const std::size_t stored = kLead + padded_pitch(g.nx) * (g.ny + 2) * (g.nz + 2);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
   CUSH_CUDA_CHECK(cudaMalloc(&u_, stored * sizeof(double)));
   CUSH_CUDA_CHECK(cudaMalloc(&v_, stored * sizeof(double)));
+  u_ += kLead;  // the first ghost cell; rows' first owned cells 128-byte aligned
+  v_ += kLead;
 }
 
 Single::~Single() {
   CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(0));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream_));
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_));
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_ - kLead));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_ - kLead));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
 }
 
@@ -36,7 +38,7 @@ void Single::upload(const double* in) {
 void Single::run(std::size_t steps) {
   const Coefficients c = kernel_coefficients(a_);
   const Box box{1, 1, 1, static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(g_.nz),
-                static_cast<long>(g_.nx + 2), static_cast<long>(g_.ny + 2)};
+                static_cast<long>(padded_pitch(g_.nx)), static_cast<long>(g_.ny + 2)};
   CUSH_CUDA_CHECK(cudaSetDevice(0));
   for (std::size_t s = 0; s < steps; ++s) {
     launch_periodic_halo(u_, g_.nx, g_.ny, g_.nz, stream_);

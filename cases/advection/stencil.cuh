@@ -34,7 +34,7 @@ struct StencilConfig {
 };
 
 /// The shape the case uses.
-using kStencilConfig = StencilConfig<32, 4, 4, 4>;
+using kStencilConfig = StencilConfig<64, 4, 4, 3>;
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads)

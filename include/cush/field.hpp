@@ -46,8 +46,8 @@ namespace cush {
 /// @brief One device's block of a Field: its buffer with ghost layers and where it lies.
 template <class T>
 struct Block {
-  T* data = nullptr;       ///< the buffer, ghost layers included (x fastest)
-  Extent3 alloc{};         ///< the buffer's sizes
+  T* data = nullptr;       ///< the buffer's first ghost cell (x fastest, ghost layers included)
+  Extent3 alloc{};         ///< the buffer's sizes; alloc[0] is the row pitch (GridOptions::row_align)
   Extent3 halo{};          ///< ghost layers per side along each axis
   Box owned;               ///< the owned cells in global coordinates
   int device = -1;

@@ -100,8 +100,10 @@ TEST(Field, ScatterGatherRoundTripOnEveryProcessGrid) {
       for (std::size_t depth : {1U, 3U}) {
         GridOptions o;
         o.halo = depth;
+        o.row_align = depth == 3 ? 16 : 1;  // rows padded, owned cells aligned
         cush::Field<double> f(cush::DeviceSet(ids), c.extent, c.dims, o);
-        SCOPED_TRACE(std::to_string(c.dims) + "D on " + cush_test::to_string(ids) + ", depth " + std::to_string(depth));
+        SCOPED_TRACE(std::to_string(c.dims) + "D on " + cush_test::to_string(ids) + ", depth " + std::to_string(depth) +
+                     ", row_align " + std::to_string(o.row_align));
         const std::vector<double> in = random_values<double>(c.extent[0] * c.extent[1] * c.extent[2], 7);
         std::vector<double> out(in.size(), 0.0);
         f.scatter(in.data());
@@ -116,8 +118,9 @@ TEST(Field, ScatterGatherRoundTripOnEveryProcessGrid) {
 // (exchange()) with the other one.
 template <class T>
 void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& blocks, std::size_t depth, bool periodic,
-                    cush::HaloTransport transport = cush::HaloTransport::automatic) {
+                    cush::HaloTransport transport = cush::HaloTransport::automatic, std::size_t row_align = 1) {
   GridOptions o;
+  o.row_align = row_align;
   o.halo = depth;
   o.blocks = blocks;
   for (std::size_t a = 0; a < c.dims; ++a) o.periodic[a] = periodic;
@@ -167,16 +170,19 @@ TEST(Field, ExchangeFillsEveryGhostOnTwoGpus) {
         if (!fits) continue;
         for (std::size_t depth = 1; depth <= 4; ++depth)
           for (bool periodic : {false, true}) {
+            // Padded rows (16 cells) with half of the combinations of depth and periodicity.
+            const std::size_t align = (depth + (periodic ? 1 : 0)) % 2 == 0 ? 16 : 1;
             SCOPED_TRACE(std::to_string(c.dims) + "D, blocks " + std::to_string(blocks[0]) + std::to_string(blocks[1]) +
                          std::to_string(blocks[2]) + " on " + cush_test::to_string(ids) + ", depth " +
-                         std::to_string(depth) + (periodic ? ", periodic" : ""));
+                         std::to_string(depth) + (periodic ? ", periodic" : "") + ", row_align " + std::to_string(align));
             check_exchange<double>(ids, c, blocks, depth, periodic,
-                                   depth % 2 == 1 ? cush::HaloTransport::automatic : cush::HaloTransport::staged);
+                                   depth % 2 == 1 ? cush::HaloTransport::automatic : cush::HaloTransport::staged, align);
           }
       }
   check_exchange<float>({1, 0}, cases[2], Extent3{1, 1, 2}, 2, true);
   check_exchange<float>({0, 1}, cases[2], Extent3{2, 1, 1}, 1, false);
   check_exchange<float>({1, 0}, cases[2], Extent3{1, 2, 1}, 3, true, cush::HaloTransport::staged);
+  check_exchange<float>({1, 0}, cases[2], Extent3{1, 1, 2}, 1, true, cush::HaloTransport::automatic, 32);
 }
 
 // Faces of several MiB that are strided (x faces, and y faces with their x ghosts) are packed
@@ -276,10 +282,12 @@ TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
   CUSH_REQUIRE_GPUS(1);
   for (const Case& c : cases)
     for (std::size_t depth = 1; depth <= 4; ++depth)
-      for (bool periodic : {false, true}) {
-        SCOPED_TRACE(std::to_string(c.dims) + "D, depth " + std::to_string(depth) + (periodic ? ", periodic" : ""));
-        check_exchange<double>({0}, c, Extent3{1, 1, 1}, depth, periodic);
-      }
+      for (bool periodic : {false, true})
+        for (std::size_t align : {1U, 16U}) {
+          SCOPED_TRACE(std::to_string(c.dims) + "D, depth " + std::to_string(depth) + (periodic ? ", periodic" : "") +
+                       ", row_align " + std::to_string(align));
+          check_exchange<double>({0}, c, Extent3{1, 1, 1}, depth, periodic, cush::HaloTransport::automatic, align);
+        }
 }
 
 TEST(Field, FieldsMadeAlikeShareTheStreams) {

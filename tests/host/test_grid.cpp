@@ -38,6 +38,7 @@ std::string describe(const Decomposition& g) {
   for (auto b : g.blocks()) s += " " + std::to_string(b);
   s += ", halo " + std::to_string(g.halo(0)) + ", periodic";
   for (std::size_t a = 0; a < 3; ++a) s += g.periodic(a) ? " 1" : " 0";
+  s += ", row_align " + std::to_string(g.row_align());
   return s;
 }
 
@@ -95,6 +96,9 @@ TEST(Decomposition, BadArgumentsAreRejected) {
   o.periodic = {false, false, false};
   o.halo = 0;
   EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 1, o), cush::InvalidArgument);
+  o.halo = 1;
+  o.row_align = 0;
+  EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 1, o), cush::InvalidArgument);
   const Decomposition g(Extent3{8, 8, 8}, 3, 2);
   EXPECT_THROW((void)g.interior(0, 2), cush::InvalidArgument);  // radius beyond the halo
   EXPECT_THROW((void)g.neighbor(0, 0, 0), cush::InvalidArgument);
@@ -110,6 +114,8 @@ Decomposition random_grid(std::mt19937& rng) {
     GridOptions o;
     o.halo = std::uniform_int_distribution<std::size_t>(1, 4)(rng);
     for (std::size_t a = 0; a < dims; ++a) o.periodic[a] = (rng() & 1U) != 0;
+    const std::size_t aligns[] = {1, 1, 2, 4, 16};
+    o.row_align = aligns[rng() % 5];
     std::size_t count = std::uniform_int_distribution<std::size_t>(1, 8)(rng);
     if ((rng() & 1U) != 0) {
       o.blocks = {1, 1, 1};
@@ -122,6 +128,40 @@ Decomposition random_grid(std::mt19937& rng) {
       // Too thin for its halo or too many blocks: draw again.
     }
   }
+}
+
+TEST(Decomposition, AlignedRowsStartTheirOwnedCellsOnTheBoundary) {
+  std::mt19937 rng(21);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Decomposition g = random_grid(rng);
+    SCOPED_TRACE(describe(g));
+    const std::size_t align = g.row_align();
+    EXPECT_LT(g.lead(), align);
+    for (std::size_t b = 0; b < g.size(); ++b) {
+      const Extent3 a = g.allocated(b);
+      const Box o = g.owned(b);
+      EXPECT_EQ(g.row_cells(b), o.size[0] + 2 * g.halo(0));
+      EXPECT_EQ(a[0] % align, 0U);
+      EXPECT_GE(a[0], g.row_cells(b));
+      EXPECT_LT(a[0], g.row_cells(b) + align);
+      EXPECT_EQ(g.allocated_cells(b), a[0] * a[1] * a[2]);
+      const auto h = [&](std::size_t axis) { return static_cast<std::ptrdiff_t>(g.halo(axis)); };
+      for (std::ptrdiff_t z = -h(2); z < static_cast<std::ptrdiff_t>(o.size[2]) + h(2); ++z)
+        for (std::ptrdiff_t y = -h(1); y < static_cast<std::ptrdiff_t>(o.size[1]) + h(1); ++y) {
+          EXPECT_EQ((g.lead() + g.index(b, Point{0, y, z})) % align, 0U);
+          EXPECT_LT(g.index(b, Point{static_cast<std::ptrdiff_t>(o.size[0]) + h(0) - 1, y, z}), g.allocated_cells(b));
+        }
+      // The padding holds no cell.
+      EXPECT_THROW((void)g.index(b, Point{static_cast<std::ptrdiff_t>(o.size[0]) + h(0), 0, 0}), cush::InvalidArgument);
+    }
+  }
+  GridOptions o;
+  o.halo = 3;
+  o.row_align = 16;
+  const Decomposition g(Extent3{10, 4, 4}, 3, 1, o);
+  EXPECT_EQ(g.lead(), 13U);
+  EXPECT_EQ(g.allocated(0), (Extent3{16, 10, 10}));
+  EXPECT_EQ(g.index(0, Point{0, 1, 0}), 3U + 16U * 4U + 160U * 3U);
 }
 
 TEST(Decomposition, BlocksTileTheGridExactlyOnce) {
@@ -349,7 +389,10 @@ void run_program(const Decomposition& g, const cush::detail::PeerStores& pack_to
       boxed.at(offset(step.dst.alloc, at(step.dst.lo))) = src.at(offset(step.src.alloc, at(step.src.lo)));
     });
     if (step.contiguous) {
-      const std::size_t n = step.size[0] * step.size[1] * step.size[2];
+      // One linear copy from the first cell to the last: padding between whole rows comes along
+      // (it is `unset` everywhere, so the comparison below still sees every real cell).
+      const std::size_t n = cush::detail::box_span(step.src.alloc, step.size);
+      ASSERT_EQ(n, cush::detail::box_span(step.dst.alloc, step.size));
       const std::size_t from = offset(step.src.alloc, step.src.lo);
       const std::size_t to = offset(step.dst.alloc, step.dst.lo);
       ASSERT_LE(from + n, src.size());
@@ -450,6 +493,32 @@ TEST(ExchangeProgram, ContiguousFacesSkipPackAndUnpack) {
   EXPECT_TRUE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{5, 1, 1}));
   EXPECT_FALSE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{8, 2, 2}));
   EXPECT_FALSE(cush::detail::box_is_contiguous(Extent3{8, 4, 3}, Extent3{7, 2, 1}));
+}
+
+TEST(ExchangeProgram, PaddedRowsKeepContiguousFacesOneCopy) {
+  // Rows padded to 16 cells: a z face is whole rows with padding between them, one run of the
+  // same shape on both sides, so still one copy (padding included) and no staging.
+  GridOptions o;
+  o.halo = 2;
+  o.row_align = 16;
+  const Decomposition z(Extent3{13, 12, 20}, 3, 2, o);
+  ASSERT_EQ(z.blocks(), (Extent3{1, 1, 2}));
+  EXPECT_EQ(z.allocated(0), (Extent3{32, 16, 14}));  // 13 + 4 cells padded to 32
+  const cush::detail::ExchangeProgram pz = cush::detail::exchange_program(z);
+  ASSERT_EQ(pz.phases.size(), 1U);
+  ASSERT_EQ(pz.phases[0].sends.size(), 2U);
+  EXPECT_TRUE(pz.phases[0].receives.empty());
+  for (const auto& step : pz.phases[0].sends) {
+    EXPECT_TRUE(step.contiguous);
+    EXPECT_EQ(cush::detail::box_span(step.src.alloc, step.size), (2U * 16U - 1U) * 32U + 17U);
+  }
+  EXPECT_EQ(pz.send_cells[0] + pz.recv_cells[0], 0U);
+  const cush::detail::StepSide rows{{}, Extent3{32, 16, 14}, Extent3{0, 0, 3}, 17};
+  EXPECT_TRUE(cush::detail::box_spans_rows(rows, Extent3{17, 16, 2}));
+  EXPECT_TRUE(cush::detail::box_spans_rows(rows, Extent3{17, 3, 1}));
+  EXPECT_FALSE(cush::detail::box_spans_rows(rows, Extent3{17, 3, 2}));  // gaps between planes
+  EXPECT_FALSE(cush::detail::box_spans_rows(rows, Extent3{16, 16, 2}));  // not whole rows
+  EXPECT_FALSE(cush::detail::box_is_contiguous(rows.alloc, Extent3{17, 16, 2}));
 }
 
 }  // namespace

@@ -22,17 +22,21 @@ struct BufferRef {
   friend bool operator==(const BufferRef&, const BufferRef&) = default;
 };
 
-/// One side of a step: a buffer of `alloc` cells (x fastest) and the first corner in it.
+/// One side of a step: a buffer of `alloc` cells (x fastest; alloc[0] is the row pitch) and the
+/// first corner in it. Cells of a row from `width` on are padding (GridOptions::row_align); a
+/// staging buffer has none (width = alloc[0]).
 struct StepSide {
   BufferRef buffer;
   Extent3 alloc{};
   Extent3 lo{};
+  std::size_t width = 0;
 };
 
 /// A box of `size` cells from `src` to `dst`, run on the stream of block `stream`. A step whose
-/// both sides are contiguous runs are `contiguous`: one linear copy (across devices when the
-/// buffers are on two), otherwise a box-copy kernel on the stream's device, which reads that
-/// device's memory and may store into a peer's (a pack straight into the receiver's memory).
+/// both sides are one run of the same shape is `contiguous`: one linear copy of box_span() cells
+/// (across devices when the buffers are on two; padding between whole rows is copied along),
+/// otherwise a box-copy kernel on the stream's device, which reads that device's memory and may
+/// store into a peer's (a pack straight into the receiver's memory).
 struct ExchangeStep {
   std::size_t stream = 0;
   StepSide src;
@@ -62,6 +66,13 @@ struct ExchangeProgram {
 
 /// True if a box of `size` cells of a buffer of `alloc` cells is one run in memory.
 [[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
+
+/// True if a box of `size` cells at side.lo is one run in memory once the padding at the ends of
+/// its rows is counted in: whole rows (all `width` cells), of one plane or of whole planes.
+[[nodiscard]] bool box_spans_rows(const StepSide& side, const Extent3& size) noexcept;
+
+/// Cells from a box's first cell to its last, in a buffer of `alloc` cells.
+[[nodiscard]] std::size_t box_span(const Extent3& alloc, const Extent3& size) noexcept;
 
 /// True if block `from`'s device may store into block `to`'s memory from a kernel.
 using PeerStores = std::function<bool(std::size_t from, std::size_t to)>;
