@@ -13,62 +13,64 @@ namespace advection {
 
 namespace {
 
-// Every ghost cell of a block with one ghost layer, on a grid periodic on every axis and held by
-// one block: each takes the interior cell it stands for, so all can be filled at once.
-__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz, long pitch) {
-  const long px = nx + 2, py = ny + 2;
-  const long z_faces = 2 * px * py, y_faces = 2 * px * nz, x_faces = 2 * ny * nz;
-  const long total = z_faces + y_faces + x_faces;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < total;
-       t += static_cast<long>(gridDim.x) * blockDim.x) {
-    long i, j, k;
-    if (t < z_faces) {  // planes k = 0 and k = nz + 1, whole
-      const long r = t % (px * py);
-      k = t < px * py ? 0 : nz + 1;
-      i = r % px;
-      j = r / px;
-    } else if (t < z_faces + y_faces) {  // rows j = 0 and j = ny + 1 of the inner planes
-      const long r = t - z_faces;
-      const long half = px * nz;
-      j = r < half ? 0 : ny + 1;
-      i = (r % half) % px;
-      k = (r % half) / px + 1;
-    } else {  // cells i = 0 and i = nx + 1 of the inner rows
-      const long r = t - z_faces - y_faces;
-      const long half = ny * nz;
-      i = r < half ? 0 : nx + 1;
-      j = (r % half) % ny + 1;
-      k = (r % half) / ny + 1;
-    }
-    const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
-    const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
-    const long sk = k == 0 ? nz : (k == nz + 1 ? 1 : k);
-    u[(k * py + j) * pitch + i] = u[(sk * py + sj) * pitch + si];
+// Ghost cells of a slab with one ghost layer, each from the owned cell it stands for on a grid
+// periodic along x and y (and z when the slab holds the whole grid): the faces i = 0, nx + 1 over
+// the owned rows, j = 0, ny + 1 over whole rows, and with `z_faces` k = 0, nz + 1 over whole
+// planes, for the planes [k0, k1). Sources are owned cells only, so there is no order among the
+// writes. blockIdx.z is the face; threads run along its first coordinate, which is x where the
+// face has one (coalesced) and y on the x faces.
+__global__ void wrap_ghosts_kernel(double* u, int nx, int ny, int nz, long pitch, int k0, int k1) {
+  const int face = blockIdx.z;
+  const int a = blockIdx.x * blockDim.x + threadIdx.x;
+  const int b = blockIdx.y * blockDim.y + threadIdx.y;
+  int i, j, k;
+  if (face < 2) {  // x faces: a = j - 1, b = k - k0
+    if (a >= ny || b >= k1 - k0) return;
+    i = face == 0 ? 0 : nx + 1;
+    j = a + 1;
+    k = b + k0;
+  } else if (face < 4) {  // y faces: a = i, b = k - k0
+    if (a >= nx + 2 || b >= k1 - k0) return;
+    i = a;
+    j = face == 2 ? 0 : ny + 1;
+    k = b + k0;
+  } else {  // z faces: a = i, b = j
+    if (a >= nx + 2 || b >= ny + 2) return;
+    i = a;
+    j = b;
+    k = face == 4 ? 0 : nz + 1;
   }
+  const auto wrap = [](int c, int n) { return c == 0 ? n : (c == n + 1 ? 1 : c); };
+  const long rows = ny + 2;
+  u[(k * rows + j) * pitch + i] = u[(wrap(k, nz) * rows + wrap(j, ny)) * pitch + wrap(i, nx)];
 }
 
-// The x and y ghosts of the stored planes [z_begin, z_end): per plane the rows j = 0 and
-// j = ny + 1 (whole, corners included) and the cells i = 0, i = nx + 1 of the inner rows. A row
-// ghost's source is an owned row, and the corner sources are owned cells, so there is no order.
-__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes, long pitch) {
-  const long px = nx + 2, py = ny + 2;
-  const long per_plane = 2 * px + 2 * ny;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < per_plane * planes;
-       t += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long k = z_begin + t / per_plane;
-    const long r = t % per_plane;
-    long i, j;
-    if (r < 2 * px) {
-      j = r < px ? 0 : ny + 1;
-      i = r % px;
-    } else {
-      const long q = r - 2 * px;
-      i = q < ny ? 0 : nx + 1;
-      j = q % ny + 1;
-    }
-    const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
-    const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
-    u[(k * py + j) * pitch + i] = u[(k * py + sj) * pitch + si];
+void launch_wrap_ghosts(double* u, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t k0, std::size_t k1,
+                        bool z_faces, cudaStream_t stream) {
+  if (k1 <= k0 && !z_faces) return;
+  const dim3 block(32, 8);
+  const std::size_t first = std::max(nx + 2, ny), second = std::max(std::max(k1 - k0, z_faces ? ny + 2 : 0), std::size_t{1});
+  const dim3 grid(static_cast<unsigned>((first + 31) / 32), static_cast<unsigned>((second + 7) / 8), z_faces ? 6 : 4);
+  wrap_ghosts_kernel<<<grid, block, 0, stream>>>(u, static_cast<int>(nx), static_cast<int>(ny), static_cast<int>(nz),
+                                                 static_cast<long>(padded_pitch(nx)), static_cast<int>(k0),
+                                                 static_cast<int>(k1));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+// The stencil on a box too thin for tiles (the faces of an overlapped step's boundary): a thread
+// per cell, 27 loads (mostly cache hits) and the tile kernel's order of FMAs, so the same bits.
+__global__ void thin_stencil_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c) {
+  const unsigned cells = static_cast<unsigned>(box.nx * box.ny * box.nz);
+  const long sz = box.pitch_x * box.pitch_y;
+  for (unsigned t = blockIdx.x * blockDim.x + threadIdx.x; t < cells; t += gridDim.x * blockDim.x) {
+    const unsigned x = t % static_cast<unsigned>(box.nx), r = t / static_cast<unsigned>(box.nx);
+    const unsigned y = r % static_cast<unsigned>(box.ny), z = r / static_cast<unsigned>(box.ny);
+    const long at = (box.z0 + z) * sz + (box.y0 + y) * box.pitch_x + box.x0 + x;
+    double sum = 0;
+#pragma unroll
+    for (int q = 0; q < 27; ++q)
+      sum = fma(c.a[q], __ldg(in + at + (q / 9 - 1) * sz + (q / 3 % 3 - 1) * box.pitch_x + (q % 3 - 1)), sum);
+    out[at] = sum;
   }
 }
 
@@ -90,25 +92,24 @@ cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, 
 
 void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
                     cudaStream_t stream) {
-  if (z_end <= z_begin) return;
-  const std::size_t total = (2 * (nx + 2) + 2 * ny) * (z_end - z_begin);
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
-  xy_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                             static_cast<long>(z_begin), static_cast<long>(z_end - z_begin),
-                                             static_cast<long>(padded_pitch(nx)));
-  CUSH_CUDA_CHECK(cudaGetLastError());
+  launch_wrap_ghosts(u, nx, ny, 0, z_begin, z_end, false, stream);
 }
 
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream) {
+  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+  const long cells = box.nx * box.ny * box.nz;
+  if ((box.nx < kStencilConfig::kX / 4 || box.ny < kStencilConfig::kRows / 4) && cells < (1L << 31)) {
+    // Tiles would load far more cells than they update.
+    const unsigned blocks = static_cast<unsigned>(std::min<long>((cells + 255) / 256, 8192));
+    thin_stencil_kernel<<<blocks, 256, 0, stream>>>(in, out, box, c);
+    CUSH_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   launch_stencil_tiles<kStencilConfig>(in, out, box, c, stream);
 }
 
 void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream) {
-  const std::size_t total = 2 * (nx + 2) * (ny + 2) + 2 * (nx + 2) * nz + 2 * ny * nz;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
-  periodic_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                                   static_cast<long>(nz), static_cast<long>(padded_pitch(nx)));
-  CUSH_CUDA_CHECK(cudaGetLastError());
+  launch_wrap_ghosts(u, nx, ny, nz, 1, nz + 1, true, stream);
 }
 
 }  // namespace advection

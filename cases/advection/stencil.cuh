@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "cush/error.hpp"
 #include "kernels.hpp"
@@ -38,24 +39,26 @@ using kStencilConfig = StencilConfig<64, 4, 4, 3>;
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads)
-    stencil_tile_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c, int run) {
+    stencil_tile_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c, int run, int shift) {
   constexpr int R = C::kR;
   extern __shared__ double ring_cells[];
   auto ring = reinterpret_cast<double(*)[C::kTile]>(ring_cells);  // kS stages
   const int tid = threadIdx.y * C::kX + threadIdx.x;
-  const long x0 = box.x0 + blockIdx.x * static_cast<long>(C::kX);
+  const long x0 = box.x0 - shift + blockIdx.x * static_cast<long>(C::kX);  // tiles start aligned
   const long y0 = box.y0 + blockIdx.y * static_cast<long>(C::kRows);
   const long x_last = box.x0 + box.nx, y_last = box.y0 + box.ny;  // the last stored ghost column and row
   const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
   const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
   const long sz = box.pitch_x * box.pitch_y;
-  // This thread's share of a tile: cells past the box's ghost layer read the last valid one.
+  // This thread's share of a tile: cells beyond the box's ghost layer (left of it when the tile
+  // starts before the box, right of it at the end) read the nearest valid one.
   long offset[C::kLoads];
 #pragma unroll
   for (int k = 0; k < C::kLoads; ++k) {
     const int e = tid + k * C::kThreads < C::kTile ? tid + k * C::kThreads : C::kTile - 1;
     const long gx = x0 - 1 + e % C::kTileX, gy = y0 - 1 + e / C::kTileX;
-    offset[k] = (gy < y_last ? gy : y_last) * box.pitch_x + (gx < x_last ? gx : x_last);
+    const long cx = gx < box.x0 - 1 ? box.x0 - 1 : (gx < x_last ? gx : x_last);
+    offset[k] = (gy < y_last ? gy : y_last) * box.pitch_x + cx;
   }
   auto fetch = [&](long z) {  // plane z into its ring slot; always commits a group
     if (z <= z_end) {
@@ -98,7 +101,7 @@ __global__ void __launch_bounds__(C::kThreads)
           hi[o] = fma(c.a[18 + 3 * j + i], u, hi[o]);     // above output p - 1, now complete
         }
       }
-    if (p > z_begin && x < x_last) {
+    if (p > z_begin && x >= box.x0 && x < x_last) {
       double* q = out + (p - 1) * sz + x;
 #pragma unroll
       for (int o = 0; o < R; ++o)
@@ -112,22 +115,30 @@ __global__ void __launch_bounds__(C::kThreads)
   }
 }
 
-/// Launches the kernel of shape C over `box`. Long z runs re-read fewer planes (two per run) but
-/// must leave enough blocks to fill a GPU several times over; 2048 blocks do on current GPUs.
+/// Launches the kernel of shape C over `box`. Where rows are 128 bytes apart or a multiple of it,
+/// tiles start on a 128-byte boundary at or before the box (threads left of the box store
+/// nothing), so that only a row's two ends store part of a memory sector. Long z runs re-read
+/// fewer planes (two per run) but must leave enough blocks to fill a GPU several times over; 2048
+/// blocks do on current GPUs.
 template <class C>
 void launch_stencil_tiles(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
-  const long columns = (box.nx + C::kX - 1) / C::kX * ((box.ny + C::kRows - 1) / C::kRows);
+  constexpr long kLine = 128 / sizeof(double);
+  const long shift = box.pitch_x % kLine == 0
+                         ? static_cast<long>(reinterpret_cast<std::uintptr_t>(out + box.x0) % 128 / sizeof(double))
+                         : 0;
+  const long tiles_x = (box.nx + shift + C::kX - 1) / C::kX;
+  const long columns = tiles_x * ((box.ny + C::kRows - 1) / C::kRows);
   long run = 128;
   while (run > 1 && columns * ((box.nz + run - 1) / run) < 2048) run /= 2;
   const dim3 block(C::kX, C::kY, 1);
-  const dim3 grid(static_cast<unsigned>((box.nx + C::kX - 1) / C::kX),
+  const dim3 grid(static_cast<unsigned>(tiles_x),
                   static_cast<unsigned>((box.ny + C::kRows - 1) / C::kRows),
                   static_cast<unsigned>((box.nz + run - 1) / run));
   constexpr std::size_t bytes = sizeof(double) * C::kS * C::kTile;
   if constexpr (bytes > 48 * 1024)  // above the default limit it must be asked for (per device)
     CUSH_CUDA_CHECK(cudaFuncSetAttribute(stencil_tile_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  stencil_tile_kernel<C><<<grid, block, bytes, stream>>>(in, out, box, c, static_cast<int>(run));
+  stencil_tile_kernel<C><<<grid, block, bytes, stream>>>(in, out, box, c, static_cast<int>(run), static_cast<int>(shift));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
