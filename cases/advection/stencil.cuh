@@ -34,8 +34,10 @@ struct StencilConfig {
   static constexpr int kLoads = (kTile + kThreads - 1) / kThreads;
 };
 
-/// The shape the case uses.
+/// The shapes the case uses (bench/probe_stencil compares others): 64-wide tiles, and 128-wide
+/// ones on rows they fill as well (3% faster at 1024^3, docs/results/advection.md).
 using kStencilConfig = StencilConfig<64, 4, 4, 3>;
+using kWideStencilConfig = StencilConfig<128, 2, 4, 3>;
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads)
