@@ -1,4 +1,5 @@
 #include "cush/field.hpp"
+#include "cush/halo.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -100,6 +101,9 @@ struct FieldEngine::Impl {
     std::vector<char> piped_receive;                      // by receive step
   };
   std::vector<PhasePlan> plans;  // by phase
+  // Leading phases whose axes are exchanged in place (Decomposition::exchanged_in_place): every
+  // message within one block. exchange_start() runs them on the blocks' streams.
+  std::size_t in_place = 0;
 
   Impl(const DeviceSet& d, const Decomposition& g, std::size_t es, HaloTransport transport)
       : devices(d), grid(g), element_size(es), program(exchange_program(g, peer_stores(d, transport))) {
@@ -125,6 +129,8 @@ struct FieldEngine::Impl {
     }
     plan_pipelines();
     plan_phases();
+    const std::vector<HaloPhase> schedule = halo_schedule(grid);  // the program's phases, in order
+    while (in_place < schedule.size() && grid.exchanged_in_place(schedule[in_place].axis)) ++in_place;
   }
 
   // Finds the faces packed into a peer's receive buffer that are big enough to pipeline.
@@ -204,8 +210,11 @@ struct FieldEngine::Impl {
   }
 
   // The program on the streams `on` (one per block).
-  void run(std::span<void* const> data, std::span<const cudaStream_t> on) {
-    for (std::size_t ph = 0; ph < program.phases.size(); ++ph) {
+  void run(std::span<void* const> data, std::span<const cudaStream_t> on) { run(data, on, 0, program.phases.size()); }
+
+  // Phases [first, last) of the program.
+  void run(std::span<void* const> data, std::span<const cudaStream_t> on, std::size_t first, std::size_t last) {
+    for (std::size_t ph = first; ph < last; ++ph) {
       const ExchangePhase& phase = program.phases[ph];
       const PhasePlan& plan = plans[ph];
       std::vector<Pipelined>& piped = pipelined[ph];
@@ -344,12 +353,20 @@ std::vector<std::size_t> FieldEngine::pipelined_slabs() const {
 void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams) {
   if (impl_->in_flight)
     throw InvalidArgument("cush::Field::exchange_start", "this", "an exchange is in flight: call exchange_finish() first");
+  // The phases exchanged in place first, on the blocks' streams: kernels enqueued after this call
+  // may read those ghosts (Decomposition::interior counts them in).
+  try {
+    impl_->run(data, streams, 0, impl_->in_place);
+  } catch (...) {
+    impl_->drain(streams);
+    throw;
+  }
   for (std::size_t k = 0; k < streams.size(); ++k) {
     impl_->ready[k].record(streams[k]);
     impl_->ready[k].wait_in(impl_->streams[k].get());
   }
   try {
-    impl_->run(data, impl_->own);
+    impl_->run(data, impl_->own, impl_->in_place, impl_->program.phases.size());
   } catch (...) {
     impl_->drain(impl_->own);
     throw;

@@ -170,6 +170,13 @@ std::optional<std::size_t> Decomposition::neighbor(std::size_t block, std::size_
   return block_at(c);
 }
 
+bool Decomposition::exchanged_in_place(std::size_t axis) const {
+  if (axis > 2) throw InvalidArgument("cush::Decomposition::exchanged_in_place", "axis", "must be 0-2");
+  for (std::size_t a = 0; a <= axis; ++a)
+    if (blocks_[a] > 1) return false;
+  return true;
+}
+
 Box Decomposition::interior(std::size_t block, std::size_t radius) const {
   if (radius > halo_[0])
     throw InvalidArgument("cush::Decomposition::interior", "radius",
@@ -178,8 +185,9 @@ Box Decomposition::interior(std::size_t block, std::size_t radius) const {
   const Box o = owned(block);
   Box in;
   for (std::size_t a = 0; a < 3; ++a) {
-    const std::size_t low = neighbor(block, a, -1) ? radius : 0;
-    const std::size_t high = neighbor(block, a, +1) ? radius : 0;
+    const bool later = !exchanged_in_place(a);  // ghosts written while the interior is updated
+    const std::size_t low = later && neighbor(block, a, -1) ? radius : 0;
+    const std::size_t high = later && neighbor(block, a, +1) ? radius : 0;
     in.lo[a] = static_cast<std::ptrdiff_t>(std::min(low, o.size[a]));
     in.size[a] = o.size[a] > low + high ? o.size[a] - low - high : 0;
   }

@@ -4,9 +4,12 @@
 /// layers, and the halo exchange that keeps the ghosts up to date.
 ///
 /// Streams and validity (as for a Plan): scatter(), gather() and exchange_finish() are enqueued
-/// on the blocks' streams (block(k).stream) and return at once; wait() blocks. The exchange runs
-/// on a second stream per device between exchange_start() and exchange_finish(), so a kernel
-/// the user enqueues on block(k).stream in between runs alongside it:
+/// on the blocks' streams (block(k).stream) and return at once; wait() blocks. exchange_start()
+/// enqueues the copies of the axes exchanged in place (Decomposition::exchanged_in_place: those
+/// before the first split axis, whose ghosts are the block's own cells) on the blocks' streams,
+/// and the rest of the exchange on a second stream per device, which runs until
+/// exchange_finish(); a kernel the user enqueues on block(k).stream in between runs alongside
+/// it and may read the ghosts filled in place:
 ///
 ///     field.exchange_start();                 // after the work already on the blocks' streams
 ///     field.for_each([](cush::Block<double> b) { step(b, grid.interior(b.pos, 1)); });

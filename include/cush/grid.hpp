@@ -100,12 +100,19 @@ class Decomposition {
   /// axes (a block can be its own neighbour); none at a non-periodic edge of the grid.
   [[nodiscard]] std::optional<std::size_t> neighbor(std::size_t block, std::size_t axis, int dir) const;
 
+  /// True if the exchange fills the ghosts along `axis` within each block, before any message
+  /// between blocks: the axis and every grid axis before it have one block (the ghosts of a
+  /// periodic such axis are copies of the block's own cells). Field::exchange_start() does those
+  /// copies on the blocks' streams before it returns, so kernels enqueued after it may read them.
+  [[nodiscard]] bool exchanged_in_place(std::size_t axis) const;
+
   /// The owned cells (local coordinates) whose stencil of `radius` reads no ghost cell that the
-  /// exchange writes: the owned box shrunk by `radius` on every side that has a neighbour.
-  /// Ghost cells on a non-periodic edge of the grid are the user's (boundary values), so the
-  /// cells next to them count as interior. With radius < halo depth the interior still holds
-  /// cells that the exchange sends: update them during an exchange only into another field.
-  /// Throws InvalidArgument if radius > halo depth.
+  /// exchange writes after Field::exchange_start() returns: the owned box shrunk by `radius` on
+  /// every side that has a neighbour, except along axes exchanged in place (for a grid split along
+  /// z only, the interior spans x and y whole). Ghost cells on a non-periodic edge of the grid
+  /// are the user's (boundary values), so the cells next to them count as interior. With radius
+  /// < halo depth the interior still holds cells that the exchange sends: update them during an
+  /// exchange only into another field. Throws InvalidArgument if radius > halo depth.
   [[nodiscard]] Box interior(std::size_t block, std::size_t radius) const;
   /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
   /// within the interior's z range, then x slabs within its y and z ranges).

@@ -27,40 +27,48 @@ std::vector<T> random_values(std::size_t n, unsigned seed) {
   return v;
 }
 
+// Checks each cell of block k's buffer `buf` (a host copy, ghosts included) that stands for a
+// cell of the grid (wrapping periodic axes) against `global`: owned cells, and the ghosts for
+// which `ghost(x, y, z)` says so.
+template <class T, class Ghost>
+void expect_buffer_matches(const cush::Decomposition& g, const cush::Block<T>& b, const std::vector<T>& buf,
+                           const std::vector<T>& global, Ghost ghost) {
+  const Extent3 e = g.extent();
+  std::size_t checked = 0;
+  for (std::ptrdiff_t z = -static_cast<std::ptrdiff_t>(b.halo[2]); z < static_cast<std::ptrdiff_t>(b.owned.size[2] + b.halo[2]); ++z)
+    for (std::ptrdiff_t y = -static_cast<std::ptrdiff_t>(b.halo[1]); y < static_cast<std::ptrdiff_t>(b.owned.size[1] + b.halo[1]); ++y)
+      for (std::ptrdiff_t x = -static_cast<std::ptrdiff_t>(b.halo[0]); x < static_cast<std::ptrdiff_t>(b.owned.size[0] + b.halo[0]); ++x) {
+        const std::array<std::ptrdiff_t, 3> local{x, y, z};
+        const bool owned = Box{{0, 0, 0}, b.owned.size}.contains(local);
+        if (!owned && !ghost(x, y, z)) continue;
+        std::array<std::size_t, 3> gc{};
+        bool inside = true;
+        for (std::size_t a = 0; a < 3; ++a) {
+          std::ptrdiff_t c = b.owned.lo[a] + local[a];
+          const auto n = static_cast<std::ptrdiff_t>(e[a]);
+          if (c < 0 || c >= n) {
+            if (!g.periodic(a)) inside = false;
+            c = (c % n + n) % n;
+          }
+          gc[a] = static_cast<std::size_t>(c);
+        }
+        if (!inside) continue;  // a ghost beyond a non-periodic edge: the user's
+        const T want = global[gc[0] + e[0] * (gc[1] + e[1] * gc[2])];
+        ASSERT_EQ(buf[b.index(x, y, z)], want) << "block " << b.pos << " local (" << x << ", " << y << ", " << z << ")";
+        ++checked;
+      }
+  EXPECT_GE(checked, b.owned.volume());
+}
+
 // Copies every block's whole buffer (ghosts included) to the host and checks each cell that
 // stands for a cell of the grid (wrapping periodic axes) against `global`.
 template <class T>
 void expect_blocks_match(const cush::Field<T>& f, const std::vector<T>& global, bool ghosts) {
-  const cush::Decomposition& g = f.grid();
-  const Extent3 e = g.extent();
-  for (std::size_t k = 0; k < g.size(); ++k) {
+  for (std::size_t k = 0; k < f.grid().size(); ++k) {
     const cush::Block<T> b = f.block(k);
-    std::vector<T> buf(g.allocated_cells(k));
+    std::vector<T> buf(f.grid().allocated_cells(k));
     ASSERT_EQ(cudaMemcpy(buf.data(), b.data, buf.size() * sizeof(T), cudaMemcpyDefault), cudaSuccess);
-    std::size_t checked = 0;
-    for (std::ptrdiff_t z = -static_cast<std::ptrdiff_t>(b.halo[2]); z < static_cast<std::ptrdiff_t>(b.owned.size[2] + b.halo[2]); ++z)
-      for (std::ptrdiff_t y = -static_cast<std::ptrdiff_t>(b.halo[1]); y < static_cast<std::ptrdiff_t>(b.owned.size[1] + b.halo[1]); ++y)
-        for (std::ptrdiff_t x = -static_cast<std::ptrdiff_t>(b.halo[0]); x < static_cast<std::ptrdiff_t>(b.owned.size[0] + b.halo[0]); ++x) {
-          const std::array<std::ptrdiff_t, 3> local{x, y, z};
-          const bool owned = Box{{0, 0, 0}, b.owned.size}.contains(local);
-          if (!owned && !ghosts) continue;
-          std::array<std::size_t, 3> gc{};
-          bool inside = true;
-          for (std::size_t a = 0; a < 3; ++a) {
-            std::ptrdiff_t c = b.owned.lo[a] + local[a];
-            const auto n = static_cast<std::ptrdiff_t>(e[a]);
-            if (c < 0 || c >= n) {
-              if (!g.periodic(a)) inside = false;
-              c = (c % n + n) % n;
-            }
-            gc[a] = static_cast<std::size_t>(c);
-          }
-          if (!inside) continue;  // a ghost beyond a non-periodic edge: the user's
-          const T want = global[gc[0] + e[0] * (gc[1] + e[1] * gc[2])];
-          ASSERT_EQ(buf[b.index(x, y, z)], want) << "block " << k << " local (" << x << ", " << y << ", " << z << ")";
-          ++checked;
-        }
-    EXPECT_GE(checked, b.owned.volume());
+    expect_buffer_matches(f.grid(), b, buf, global, [&](auto...) { return ghosts; });
   }
 }
 
@@ -288,6 +296,49 @@ TEST(Field, ExchangeOnOneGpuWrapsPeriodicAxes) {
                        ", row_align " + std::to_string(align));
           check_exchange<double>({0}, c, Extent3{1, 1, 1}, depth, periodic, cush::HaloTransport::automatic, align);
         }
+}
+
+// Ghosts of the axes exchanged in place (those before the first split axis) are filled on the
+// blocks' streams by exchange_start() itself: a copy of every buffer taken on the blocks' streams
+// right after it, before exchange_finish(), already holds them (on one GPU, every ghost).
+TEST(Field, ExchangeStartFillsTheAxesExchangedInPlace) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const std::vector<int>& ids : cush_test::device_orders())
+    for (std::size_t align : {1U, 16U}) {
+      SCOPED_TRACE(cush_test::to_string(ids) + ", row_align " + std::to_string(align));
+      GridOptions o;
+      o.halo = 2;
+      o.periodic = {true, true, true};
+      o.blocks = {1, 1, ids.size()};
+      o.row_align = align;
+      const Extent3 extent{37, 23, 19};
+      cush::Field<double> f(cush::DeviceSet(ids), cush::Decomposition(extent, 3, ids.size(), o));
+      const cush::Decomposition& g = f.grid();
+      ASSERT_TRUE(g.exchanged_in_place(0) && g.exchanged_in_place(1));
+      const std::vector<double> values = random_values<double>(extent[0] * extent[1] * extent[2], 42);
+      f.for_each([&](cush::Block<double> b) {  // NaN everywhere first
+        ASSERT_EQ(cudaMemsetAsync(b.data, 0xFF, g.allocated_cells(b.pos) * sizeof(double), b.stream), cudaSuccess);
+      });
+      f.scatter(values.data());
+      f.exchange_start();
+      std::vector<std::vector<double>> snapshot(g.size());
+      f.for_each([&](cush::Block<double> b) {
+        snapshot[b.pos].assign(g.allocated_cells(b.pos), 0.0);
+        ASSERT_EQ(cudaMemcpyAsync(snapshot[b.pos].data(), b.data, snapshot[b.pos].size() * sizeof(double),
+                                  cudaMemcpyDefault, b.stream),
+                  cudaSuccess);
+      });
+      f.exchange_finish();
+      f.wait();
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        const cush::Block<double> b = f.block(k);
+        const auto nz = static_cast<std::ptrdiff_t>(b.owned.size[2]);
+        // The x and y ghosts of the owned planes; with one block, the z ghosts too.
+        expect_buffer_matches(g, b, snapshot[k], values,
+                              [&](std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t z) { return g.size() == 1 || (z >= 0 && z < nz); });
+      }
+      expect_blocks_match(f, values, true);
+    }
 }
 
 TEST(Field, FieldsMadeAlikeShareTheStreams) {

@@ -186,6 +186,31 @@ TEST(Decomposition, BlocksTileTheGridExactlyOnce) {
   }
 }
 
+TEST(Regions, AxesBeforeTheFirstSplitAreExchangedInPlace) {
+  GridOptions o;
+  o.periodic = {true, true, true};
+  o.blocks = {1, 1, 2};
+  const Decomposition z(Extent3{16, 12, 20}, 3, 2, o);
+  EXPECT_TRUE(z.exchanged_in_place(0));
+  EXPECT_TRUE(z.exchanged_in_place(1));
+  EXPECT_FALSE(z.exchanged_in_place(2));
+  // Split along z only: the interior spans x and y, the boundary is two z slabs.
+  EXPECT_EQ(z.interior(0, 1), (Box{{0, 0, 1}, {16, 12, 8}}));
+  EXPECT_EQ(z.boundary(0, 1).size(), 2U);
+  o.blocks = {1, 2, 1};
+  const Decomposition y(Extent3{16, 12, 20}, 3, 2, o);
+  EXPECT_TRUE(y.exchanged_in_place(0));
+  EXPECT_FALSE(y.exchanged_in_place(1));
+  EXPECT_FALSE(y.exchanged_in_place(2));  // after a split axis, even with one block
+  EXPECT_EQ(y.interior(0, 1), (Box{{0, 1, 1}, {16, 4, 18}}));
+  // One block: every ghost is a copy of the block's own cells, all filled in place.
+  o.blocks = {1, 1, 1};
+  const Decomposition one(Extent3{16, 12, 20}, 3, 1, o);
+  EXPECT_EQ(one.interior(0, 1), (Box{{0, 0, 0}, {16, 12, 20}}));
+  EXPECT_TRUE(one.boundary(0, 1).empty());
+  EXPECT_THROW((void)one.exchanged_in_place(3), cush::InvalidArgument);
+}
+
 TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
   std::mt19937 rng(12);
   for (int trial = 0; trial < 300; ++trial) {
@@ -201,8 +226,10 @@ TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
         const auto at = [&](const Point& p) { return p[0] + o.size[0] * (p[1] + o.size[1] * p[2]); };
         for_each_cell(in, [&](const Point& p) {
           ++hits[at(p)];
-          // An interior cell's stencil stays off every ghost that an exchange writes.
+          // An interior cell's stencil stays off every ghost that an exchange writes after
+          // exchange_start() returns (not those of axes exchanged in place).
           for (std::size_t a = 0; a < 3; ++a) {
+            if (g.exchanged_in_place(a)) continue;
             if (g.neighbor(b, a, -1)) EXPECT_GE(p[a], static_cast<std::ptrdiff_t>(r));
             if (g.neighbor(b, a, +1)) EXPECT_LT(p[a] + static_cast<std::ptrdiff_t>(r), static_cast<std::ptrdiff_t>(o.size[a]));
           }
@@ -215,8 +242,15 @@ TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
           });
         }
         ASSERT_TRUE(std::all_of(hits.begin(), hits.end(), [](int n) { return n == 1; })) << "radius " << r;
-        // The interior is as large as it may be: one cell more on a side would touch a ghost.
+        // The interior is as large as it may be: one cell more on a side would touch a ghost
+        // written later.
         if (r == 0) EXPECT_EQ(in, (Box{{0, 0, 0}, o.size}));
+        for (std::size_t a = 0; a < 3 && !in.empty(); ++a) {
+          const bool later = !g.exchanged_in_place(a);
+          EXPECT_EQ(in.lo[a], later && g.neighbor(b, a, -1) ? static_cast<std::ptrdiff_t>(r) : 0) << "axis " << a;
+          const std::ptrdiff_t gap = static_cast<std::ptrdiff_t>(o.size[a]) - (in.lo[a] + static_cast<std::ptrdiff_t>(in.size[a]));
+          EXPECT_EQ(gap, later && g.neighbor(b, a, +1) ? static_cast<std::ptrdiff_t>(r) : 0) << "axis " << a;
+        }
       }
     }
   }
