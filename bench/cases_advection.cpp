@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "advection.hpp"
+#include "kernels.hpp"
 #include "cush/cush.hpp"
 #include "harness.hpp"
 
@@ -84,6 +85,7 @@ void exchange_only(benchmark::State& state, std::size_t n, int gpus) {
   cush::GridOptions o;
   o.periodic = {true, true, true};
   o.blocks = {1, 1, static_cast<std::size_t>(gpus)};
+  o.row_align = adv::kRowAlign;  // the layout of the cush variant's fields
   cush::Field<double> u(cush::DeviceSet::first(gpus), cush::Decomposition({n, n, n}, 3, gpus, o));
   u.scatter(initial_field(adv::Grid{n, n, n}).data());
   u.exchange();  // warm-up

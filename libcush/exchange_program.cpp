@@ -31,7 +31,6 @@ Extent3 buffer_lo(const Decomposition& grid, const Box& local) {
   return lo;
 }
 
-
 // The steps of a message between two blocks that are not one run of the same shape on both
 // sides: pack (on the sender, or straight into the receiver where `peer_stores`), copy, unpack.
 void send_through_staging(ExchangePhase& out, ExchangeProgram& program, std::size_t id, const StepSide& src,
@@ -84,7 +83,8 @@ ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pa
       program.send_cells.push_back(0);
       program.recv_cells.push_back(0);
       if (m.from == m.to) {
-        // Within one buffer: one step, a linear copy if both boxes are runs.
+        // Within one buffer: one step, a linear copy if both boxes are runs (without gaps, or of
+        // whole padded rows).
         out.sends.push_back(ExchangeStep{m.from, src, dst, size, (src_run && dst_run) || same_rows});
         continue;
       }

@@ -79,7 +79,8 @@ Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_
       throw InvalidArgument(where_grid, "options.periodic", "axis " + std::to_string(a) + " is not an axis of the grid");
   }
   if (options.halo == 0) throw InvalidArgument(where_grid, "options.halo", "the halo depth must be at least 1");
-  if (options.row_align == 0) throw InvalidArgument(where_grid, "options.row_align", "must be at least 1 cell");
+  if (options.row_align == 0 || options.row_align > 4096)
+    throw InvalidArgument(where_grid, "options.row_align", "must be 1 to 4096 cells, not " + std::to_string(options.row_align));
   for (std::size_t a = 0; a < 3; ++a) halo_[a] = a < dims ? options.halo : 0;
 
   const bool given = options.blocks != Extent3{0, 0, 0};

@@ -3,6 +3,7 @@
 // updates.
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "cush/error.hpp"
 #include "kernels.hpp"
@@ -70,6 +71,7 @@ void launch_wrap_ghosts(double* u, std::size_t nx, std::size_t ny, std::size_t n
   if (k1 <= k0 && !z_faces) return;
   const dim3 block(32, 8);
   const std::size_t first = std::max(nx + 2, ny), second = std::max(std::max(k1 - k0, z_faces ? ny + 2 : 0), std::size_t{1});
+  if ((second + 7) / 8 > 65535) throw std::invalid_argument("cases::advection: more than 524280 planes or rows");
   const dim3 grid(static_cast<unsigned>((first + 31) / 32), static_cast<unsigned>((second + 7) / 8), z_faces ? 5 : 3);
   wrap_ghosts_kernel<<<grid, block, 0, stream>>>(u, static_cast<int>(nx), static_cast<int>(ny), static_cast<int>(nz),
                                                  static_cast<long>(padded_pitch(nx)), static_cast<int>(k0),

@@ -18,7 +18,7 @@ namespace advection {
 /// raw variants store their arrays so: kLead cells before the first ghost cell of a buffer
 /// (cudaMalloc aligns its start), rows padded_pitch(nx) cells apart.
 constexpr std::size_t kRowAlign = 16;
-constexpr std::size_t kLead = kRowAlign - 1;
+constexpr std::size_t kLead = kRowAlign - 1;  // for one ghost layer: kLead + 1 cells to the first owned one
 inline std::size_t padded_pitch(std::size_t nx) { return (nx + 2 + kRowAlign - 1) / kRowAlign * kRowAlign; }
 
 /// The 27 coefficients, passed to the kernel by value (index as in coefficients()).

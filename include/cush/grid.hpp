@@ -44,7 +44,8 @@ struct GridOptions {
   /// multiple of `row_align` cells from an aligned buffer start, and rows are padded to match.
   /// With 16 (128 bytes of doubles) a stencil's loads and stores cover whole memory sectors:
   /// the advection case's kernel ran 1.5x faster than on unpadded rows (docs/grid.md). 1: rows
-  /// are packed, no padding.
+  /// are packed, no padding. Rows are aligned in bytes as far as row_align * sizeof(T) divides
+  /// the buffer's alignment (256 bytes from cudaMalloc). 1 to 4096.
   std::size_t row_align = 1;
 };
 
@@ -112,7 +113,9 @@ class Decomposition {
   /// z only, the interior spans x and y whole). Ghost cells on a non-periodic edge of the grid
   /// are the user's (boundary values), so the cells next to them count as interior. With radius
   /// < halo depth the interior still holds cells that the exchange sends: update them during an
-  /// exchange only into another field. Throws InvalidArgument if radius > halo depth.
+  /// exchange only into another field. Paired with another exchange than Field's, shrink the box
+  /// along the axes exchanged in place yourself unless that exchange fills them first too.
+  /// Throws InvalidArgument if radius > halo depth.
   [[nodiscard]] Box interior(std::size_t block, std::size_t radius) const;
   /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
   /// within the interior's z range, then x slabs within its y and z ranges).

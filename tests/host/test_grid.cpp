@@ -99,6 +99,8 @@ TEST(Decomposition, BadArgumentsAreRejected) {
   o.halo = 1;
   o.row_align = 0;
   EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 1, o), cush::InvalidArgument);
+  o.row_align = 4097;
+  EXPECT_THROW(Decomposition(Extent3{8, 1, 1}, 1, 1, o), cush::InvalidArgument);
   const Decomposition g(Extent3{8, 8, 8}, 3, 2);
   EXPECT_THROW((void)g.interior(0, 2), cush::InvalidArgument);  // radius beyond the halo
   EXPECT_THROW((void)g.neighbor(0, 0, 0), cush::InvalidArgument);
