@@ -67,7 +67,7 @@ fi
 
 if has sanitize; then
   : >"$OUT/sanitizer.log"
-  for t in "$build"/tests/test_*_gpu; do
+  for t in $(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort); do
     echo "=== $t" >>"$OUT/sanitizer.log"
     if ! "$t" --gtest_filter="${CUSH_SANITIZE_FILTER:-*}" --gtest_list_tests | grep -q '^  '; then
       note "memcheck $(basename "$t"): no test matches the filter"; continue

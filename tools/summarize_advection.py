@@ -1,4 +1,4 @@
-"""Tables of the advection case from bench_cases JSON (names in bench/cases_advection.cpp).
+"""Tables of the advection case from bench_cases JSON (names in cases/advection/bench_advection.cpp).
 
 Usage: python3 tools/summarize_advection.py cases.json > table.md
 

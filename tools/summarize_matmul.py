@@ -1,4 +1,4 @@
-"""Tables of the matmul case from bench_cases JSON (names in bench/cases_matmul.cpp).
+"""Tables of the matmul case from bench_cases JSON (names in cases/matmul/bench_matmul.cpp).
 
 Usage: python3 tools/summarize_matmul.py cases.json > table.md
 

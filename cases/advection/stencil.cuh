@@ -1,6 +1,6 @@
 #pragma once
 // Case "advection": the 27-point stencil kernel, a template over its tile shape so that
-// bench/probe_stencil.cu can time other shapes against the one the case uses (kStencilConfig).
+// bench/probes/probe_stencil.cu can time other shapes against the one the case uses (kStencilConfig).
 //
 // A block updates a tile of X x (Y * R) columns of the box over a run of z planes. The input
 // planes stream through a ring of S shared-memory tiles (the tile plus one cell around it) by

@@ -8,7 +8,7 @@
 
 #include "cush/error.hpp"
 #include "cush/layout.hpp"
-#include "cush/transfer.hpp"
+#include "host/transfer.hpp"
 #include "support/simulate.hpp"
 
 using cush::Layout;

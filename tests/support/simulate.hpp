@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cush/transfer.hpp"
+#include "host/transfer.hpp"
 
 namespace cush_test {
 

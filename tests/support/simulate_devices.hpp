@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cush/transfer.hpp"
+#include "host/transfer.hpp"
 
 namespace cush_test {
 

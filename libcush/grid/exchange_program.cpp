@@ -1,0 +1,104 @@
+#include "grid/exchange_program.hpp"
+
+#include <algorithm>
+
+#include "grid/halo.hpp"
+
+namespace cush::detail {
+
+bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept {
+  if (size[1] * size[2] <= 1) return true;   // one row, or part of one
+  if (size[0] != alloc[0]) return false;      // rows with gaps between them
+  return size[2] == 1 || size[1] == alloc[1];  // whole rows of one plane, or whole planes
+}
+
+bool box_spans_rows(const StepSide& side, const Extent3& size) noexcept {
+  if (size[1] * size[2] <= 1) return box_is_contiguous(side.alloc, size);
+  if (side.lo[0] != 0 || size[0] != side.width) return false;
+  return size[2] == 1 || size[1] == side.alloc[1];
+}
+
+std::size_t box_span(const Extent3& alloc, const Extent3& size) noexcept {
+  if (size[0] * size[1] * size[2] == 0) return 0;
+  return (size[2] - 1) * alloc[0] * alloc[1] + (size[1] - 1) * alloc[0] + size[0];
+}
+
+namespace {
+
+Extent3 buffer_lo(const Decomposition& grid, const Box& local) {
+  Extent3 lo{};
+  for (std::size_t a = 0; a < 3; ++a) lo[a] = static_cast<std::size_t>(local.lo[a] + static_cast<std::ptrdiff_t>(grid.halo(a)));
+  return lo;
+}
+
+// The steps of a message between two blocks that are not one run of the same shape on both
+// sides: pack (on the sender, or straight into the receiver where `peer_stores`), copy, unpack.
+void send_through_staging(ExchangePhase& out, ExchangeProgram& program, std::size_t id, const StepSide& src,
+                          const StepSide& dst, const Extent3& size, bool src_run, bool dst_run, bool peer_stores) {
+  using Kind = BufferRef::Kind;
+  const std::size_t from = src.buffer.index, to = dst.buffer.index;
+  const std::size_t cells = size[0] * size[1] * size[2];
+  // The staging buffers hold the box as a dense array of its own size.
+  const StepSide send{{Kind::send, id}, size, {}, size[0]};
+  const StepSide recv{{Kind::recv, id}, size, {}, size[0]};
+  const bool direct = !src_run && peer_stores;
+  if (!src_run && !direct) {
+    program.send_cells[id] = cells;
+    out.sends.push_back(ExchangeStep{from, src, send, size, false});
+  }
+  // A strided receiving side is unpacked by the receiver: stores of a few bytes each across
+  // the link waste most of it (measured 2.8x slower for x faces of depth 1; docs/grid.md).
+  if (direct && dst_run) {
+    out.sends.push_back(ExchangeStep{from, src, dst, size, false});
+  } else if (direct) {
+    program.recv_cells[id] = cells;
+    out.sends.push_back(ExchangeStep{from, src, recv, size, false});
+    out.receives.push_back(ExchangeStep{to, recv, dst, size, false});
+  } else {
+    if (!dst_run) program.recv_cells[id] = cells;
+    out.sends.push_back(ExchangeStep{from, src_run ? src : send, dst_run ? dst : recv, size, true});
+    if (!dst_run) out.receives.push_back(ExchangeStep{to, recv, dst, size, false});
+  }
+}
+
+}  // namespace
+
+ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer) {
+  ExchangeProgram program;
+  using Kind = BufferRef::Kind;
+  for (const HaloPhase& phase : halo_schedule(grid)) {
+    ExchangePhase out;
+    for (const HaloMessage& m : phase.messages) {
+      const std::size_t id = program.ends.size();
+      program.ends.emplace_back(m.from, m.to);
+      const StepSide src{{Kind::block, m.from}, grid.allocated(m.from), buffer_lo(grid, m.src), grid.row_cells(m.from)};
+      const StepSide dst{{Kind::block, m.to}, grid.allocated(m.to), buffer_lo(grid, m.dst), grid.row_cells(m.to)};
+      const Extent3 size = m.src.size;
+      // Runs without gaps can be copied to and from the dense staging buffers; runs of whole
+      // padded rows only into a box of the same shape (the same pitches).
+      const bool src_run = box_is_contiguous(src.alloc, size);
+      const bool dst_run = box_is_contiguous(dst.alloc, size);
+      const bool same_rows = box_spans_rows(src, size) && box_spans_rows(dst, size) && src.alloc[0] == dst.alloc[0] &&
+                             (size[2] == 1 || src.alloc[1] == dst.alloc[1]);
+      program.send_cells.push_back(0);
+      program.recv_cells.push_back(0);
+      if (m.from == m.to) {
+        // Within one buffer: one step, a linear copy if both boxes are runs (without gaps, or of
+        // whole padded rows).
+        out.sends.push_back(ExchangeStep{m.from, src, dst, size, (src_run && dst_run) || same_rows});
+        continue;
+      }
+      if (same_rows) {
+        out.sends.push_back(ExchangeStep{m.from, src, dst, size, true});
+      } else {
+        send_through_staging(out, program, id, src, dst, size, src_run, dst_run, pack_to_peer && pack_to_peer(m.from, m.to));
+      }
+      const std::pair<std::size_t, std::size_t> link{m.from, m.to};
+      if (std::find(out.links.begin(), out.links.end(), link) == out.links.end()) out.links.push_back(link);
+    }
+    program.phases.push_back(std::move(out));
+  }
+  return program;
+}
+
+}  // namespace cush::detail

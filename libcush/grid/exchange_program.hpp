@@ -1,0 +1,86 @@
+#pragma once
+// The halo exchange of a Field as a program of copies over symbolic buffers: which box is
+// packed, which bytes cross to which device, which box is unpacked, on whose stream. Pure host
+// code, so CI runs it on host arrays (tests/grid/test_grid.cpp); the GPU engine (field.cpp)
+// maps the buffers to device memory and the steps to kernels and copies.
+
+#include <cstddef>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "cush/grid.hpp"
+
+namespace cush::detail {
+
+/// A buffer of the exchange: a block's buffer (index = block), or the send / receive staging
+/// buffer of a message (index = message number), which lives on the sender / the receiver.
+struct BufferRef {
+  enum class Kind { block, send, recv };
+  Kind kind = Kind::block;
+  std::size_t index = 0;
+  friend bool operator==(const BufferRef&, const BufferRef&) = default;
+};
+
+/// One side of a step: a buffer of `alloc` cells (x fastest; alloc[0] is the row pitch) and the
+/// first corner in it. Cells of a row from `width` on are padding (GridOptions::row_align); a
+/// staging buffer has none (width = alloc[0]).
+struct StepSide {
+  BufferRef buffer;
+  Extent3 alloc{};
+  Extent3 lo{};
+  std::size_t width = 0;
+};
+
+/// A box of `size` cells from `src` to `dst`, run on the stream of block `stream`. A step whose
+/// both sides are one run of the same shape is `contiguous`: one linear copy of box_span() cells
+/// (across devices when the buffers are on two; padding between whole rows is copied along),
+/// otherwise a box-copy kernel on the stream's device, which reads that device's memory and may
+/// store into a peer's (a pack straight into the receiver's memory).
+struct ExchangeStep {
+  std::size_t stream = 0;
+  StepSide src;
+  StepSide dst;
+  Extent3 size{};
+  bool contiguous = false;
+};
+
+/// One phase (axis): `sends` run on the senders' streams (packs, copies within a device, copies
+/// between devices), then every receiver waits for its senders (`links`), then `receives`
+/// (unpacks) run on the receivers' streams. Before its sends, a sender waits for the start of the
+/// phase on each receiver it writes to.
+struct ExchangePhase {
+  std::vector<ExchangeStep> sends;
+  std::vector<std::pair<std::size_t, std::size_t>> links;  // (sender, receiver), distinct blocks, once each
+  std::vector<ExchangeStep> receives;
+};
+
+struct ExchangeProgram {
+  std::vector<ExchangePhase> phases;
+  /// Cells of the staging buffers of each message (0: the message needs none on that side).
+  std::vector<std::size_t> send_cells;
+  std::vector<std::size_t> recv_cells;
+  /// The block each message's staging buffers belong to (sender, receiver).
+  std::vector<std::pair<std::size_t, std::size_t>> ends;
+};
+
+/// True if a box of `size` cells of a buffer of `alloc` cells is one run in memory.
+[[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
+
+/// True if a box of `size` cells at side.lo is one run in memory once the padding at the ends of
+/// its rows is counted in: whole rows (all `width` cells), of one plane or of whole planes.
+[[nodiscard]] bool box_spans_rows(const StepSide& side, const Extent3& size) noexcept;
+
+/// Cells from a box's first cell to its last, in a buffer of `alloc` cells.
+[[nodiscard]] std::size_t box_span(const Extent3& alloc, const Extent3& size) noexcept;
+
+/// True if block `from`'s device may store into block `to`'s memory from a kernel.
+using PeerStores = std::function<bool(std::size_t from, std::size_t to)>;
+
+/// The program of one full exchange of `grid`. A strided face whose sender can store into its
+/// receiver (`pack_to_peer`, none: never) is packed straight into the receiver's memory (its
+/// receive buffer, or its ghosts if they are one run): one kernel instead of pack + copy.
+/// Otherwise it is packed on the sender, copied, and unpacked on the receiver.
+[[nodiscard]] ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer = {});
+
+}  // namespace cush::detail

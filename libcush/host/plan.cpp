@@ -1,0 +1,190 @@
+#include "cush/plan.hpp"
+
+#include <exception>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "host/plan_impl.hpp"
+#include "cush/device_buffer.hpp"
+#include "cush/error.hpp"
+#include "cush/host_memory.hpp"
+#include "cush/stream.hpp"
+#include "host/transfer.hpp"
+
+namespace cush {
+
+namespace {
+// A split broadcast pays one extra peer hop; below this size the direct one is as fast.
+constexpr std::size_t split_broadcast_min_bytes = std::size_t{4} << 20;
+// Pipeline step of a split broadcast from pinned memory.
+constexpr std::size_t split_broadcast_chunk_bytes = std::size_t{32} << 20;
+}  // namespace
+
+namespace detail {
+void throw_size_mismatch(std::size_t got, std::size_t expected, const char* where) {
+  throw InvalidArgument(where, "host",
+                        "holds " + std::to_string(got) + " elements, the plan has " + std::to_string(expected));
+}
+}  // namespace detail
+
+
+PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
+                   const char* where) {
+  if (n == 0) throw InvalidArgument(where, "n", "a plan needs at least one element");
+  if (element_size == 0 || n > std::numeric_limits<std::size_t>::max() / element_size)
+    throw InvalidArgument(where, "n", std::to_string(n) + " elements of " + std::to_string(element_size) +
+                                          " bytes overflow the address space");
+  Layout layout = Layout::make(n, distribution, devices.topology().devices());
+
+  // Every argument is checked before the first allocation. Free memory is not asked first
+  // (cudaMemGetInfo costs ~5 us per device, a fifth of making a small plan): a failed
+  // allocation frees what was allocated and reports the device, the need and what is free.
+  auto impl = std::make_unique<Impl>(std::move(devices), distribution, std::move(layout), element_size);
+  const std::size_t p = impl->devices.size();
+  // Peer access is enabled when an operation first copies between devices, not here: once
+  // enabled, every cudaMalloc and cudaFree on those devices also maps the memory into the peer,
+  // which slows allocation-heavy code in proportion to the size.
+  impl->streams.reserve(p);
+  impl->buffers.reserve(p);
+  for (std::size_t pos = 0; pos < p; ++pos) {
+    impl->streams.emplace_back(impl->devices[pos]);
+    impl->stream_handles.push_back(impl->streams.back().get());
+    const std::size_t needed = impl->layout.capacity(pos) * element_size;
+    try {
+      impl->buffers.emplace_back(impl->devices[pos], needed);
+    } catch (const CudaError& e) {
+      if (e.code() != cudaErrorMemoryAllocation) throw;
+      (void)cudaGetLastError();  // not sticky: clear it, so that no later check reports it
+      throw OutOfMemory(where, impl->devices[pos], needed, impl->devices.free_memory(pos));
+    }
+    impl->data.push_back(impl->buffers.back().data());
+    detail::preload_peer_kernel(impl->devices[pos]);
+  }
+  impl_ = std::move(impl);
+}
+
+PlanBase::PlanBase(PlanBase&&) noexcept = default;
+PlanBase& PlanBase::operator=(PlanBase&&) noexcept = default;
+PlanBase::~PlanBase() = default;
+
+const DeviceSet& PlanBase::devices() const noexcept { return impl_->devices; }
+const Distribution& PlanBase::distribution() const noexcept { return impl_->distribution; }
+const Layout& PlanBase::layout() const noexcept { return impl_->layout; }
+std::size_t PlanBase::size() const noexcept { return impl_->layout.size(); }
+cudaStream_t PlanBase::stream(std::size_t pos) const { return impl_->stream_handles.at(pos); }
+void* PlanBase::device_data(std::size_t pos) const { return impl_->data.at(pos); }
+
+void PlanBase::wait() const {
+  // Synchronize every device even if one failed, then report the first failure.
+  std::exception_ptr first;
+  for (const Stream& s : impl_->streams) {
+    try {
+      s.synchronize();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+bool PlanBase::done() const {
+  for (std::size_t pos = 0; pos < impl_->streams.size(); ++pos) {
+    const cudaError_t status = cudaStreamQuery(impl_->stream_handles[pos]);
+    if (status == cudaErrorNotReady) return false;
+    CUSH_CUDA_CHECK_AT(status, "plan stream on device " + std::to_string(impl_->devices[pos]));
+  }
+  return true;
+}
+
+void PlanBase::after(const PlanBase& other) {
+  Impl& mine = *impl_;
+  Impl& theirs = *other.impl_;
+  for (std::size_t pos = 0; pos < mine.devices.size(); ++pos) {
+    const int id = mine.devices[pos];
+    for (std::size_t q = 0; q < theirs.devices.size(); ++q) {
+      if (theirs.devices[q] != id || theirs.stream_handles[q] == mine.stream_handles[pos]) continue;
+      // Event 0 of `other`'s lane: a wait binds to the record made just before it, so reuse by
+      // a later operation is safe.
+      const cudaEvent_t e = theirs.lanes.event(q, 0);
+      CUSH_CUDA_CHECK(cudaEventRecord(e, theirs.stream_handles[q]));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(mine.stream_handles[pos], e, 0));
+    }
+  }
+}
+
+void PlanBase::check_part(std::size_t first, std::size_t count, const char* where) const {
+  if (count == 0) throw InvalidArgument(where, "part", "is empty");
+  if (first >= size() || count > size() - first)
+    throw InvalidArgument(where, "first",
+                          "elements [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                              ") do not fit in the plan's " + std::to_string(size()) + " elements");
+}
+
+namespace {
+void check_host(const void* host, const char* where) {
+  if (host == nullptr) throw InvalidArgument(where, "host", "null pointer");
+}
+}  // namespace
+
+void PlanBase::scatter_bytes(const void* host, Range part, const char* where) {
+  check_host(host, where);
+  if (impl_->layout.is_replicated()) {
+    broadcast_bytes(host, part, where);
+    return;
+  }
+  detail::execute(scatter_transfers(impl_->layout, part), impl_->context(host, nullptr));
+}
+
+void PlanBase::gather_bytes(void* host, Range part, const char* where) {
+  check_host(host, where);
+  detail::execute(gather_transfers(impl_->layout, part), impl_->context(nullptr, host));
+}
+
+Range PlanBase::slice_range(std::size_t pos, Slice s) const {
+  return impl_->layout.slice(pos, s, impl_->distribution.granularity());
+}
+
+void PlanBase::scatter_slice_bytes(const void* host, Slice s, const char* where) {
+  check_host(host, where);
+  detail::check_slice(s, where);
+  const std::size_t granularity = impl_->distribution.granularity();
+  if (impl_->layout.is_replicated()) {
+    const Range r = impl_->layout.slice(0, s, granularity);
+    if (!r.empty()) broadcast_bytes(static_cast<const char*>(host) + r.offset * impl_->element_size, r, where);
+    return;
+  }
+  detail::execute(scatter_transfers(impl_->layout, s, granularity), impl_->context(host, nullptr));
+}
+
+void PlanBase::gather_slice_bytes(void* host, Slice s, const char* where) {
+  check_host(host, where);
+  detail::check_slice(s, where);
+  detail::execute(gather_transfers(impl_->layout, s, impl_->distribution.granularity()),
+                  impl_->context(nullptr, host));
+}
+
+void PlanBase::broadcast_bytes(const void* host, Range part, const char* where) {
+  check_host(host, where);
+  if (!impl_->layout.is_replicated())
+    throw InvalidArgument(where, "plan",
+                          "a broadcast needs every device to hold the whole extent: create the plan with "
+                          "Distribution::replicated() (this one is " + impl_->distribution.name() + ")");
+  const std::size_t es = impl_->element_size;
+  BroadcastOptions options;
+  options.use_peers = impl_->devices.size() > 1 && impl_->devices.topology().all_peer_access() &&
+                      part.count * es >= split_broadcast_min_bytes;
+  // From pageable memory the staging pipeline is the bottleneck; one share per device keeps it
+  // running without restarts, and the peer copies after it are short.
+  const bool pinned = is_pinned(host, part.count * es);
+  options.chunk = pinned ? std::max<std::size_t>(1, split_broadcast_chunk_bytes / es) : 0;
+  if (options.use_peers) impl_->devices.enable_peer_access();
+  detail::execute(broadcast_transfers(impl_->layout, part, options), impl_->context(host, nullptr));
+}
+
+void PlanBase::pin_host_bytes(const void* host, std::size_t bytes) {
+  check_host(host, "cush::Plan::pin_host");
+  impl_->pinned_hosts.emplace_back(host, bytes);
+}
+
+}  // namespace cush

@@ -1,0 +1,72 @@
+#pragma once
+// The state of a plan, shared by plan.cpp and device_ops.cpp (not an installed header).
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "transports/nccl.hpp"
+#include "transports/device_executor.hpp"
+#include "host/executor.hpp"
+#include "ops/op_streams.hpp"
+#include "transports/peer_kernel.hpp"
+#include "cush/device_buffer.hpp"
+#include "cush/host_memory.hpp"
+#include "cush/plan.hpp"
+#include "cush/stream.hpp"
+
+namespace cush {
+
+struct PlanBase::Impl {
+  Impl(DeviceSet d, const Distribution& dist, Layout l, std::size_t es)
+      : devices(std::move(d)), distribution(dist), layout(std::move(l)), element_size(es), lanes(devices.ids()) {}
+
+  DeviceSet devices;
+  Distribution distribution;
+  Layout layout;
+  std::size_t element_size;
+  // Destroyed in reverse order: streams finish first, then buffers are freed, then host
+  // registrations released.
+  std::vector<HostRegistration> pinned_hosts;
+  // NCCL communicators and peer_kernel groups this plan's operations used (shared with the
+  // other plans of those operations), and the pinned slots of the host_staging transport into
+  // this plan.
+  std::vector<std::shared_ptr<detail::Communicator>> communicators;
+  std::vector<std::shared_ptr<detail::PeerGroup>> peer_groups;
+  std::unique_ptr<detail::StagingSlots> staging;
+  // The device pairs a reduction moves data between, by (all-reduce?, root): computed once,
+  // since the layout never changes (the transport choice needs them on every call).
+  std::map<std::pair<bool, std::size_t>, std::vector<std::pair<int, int>>> reduce_links;
+  std::vector<DeviceBuffer> buffers;
+  detail::Lanes lanes;
+  std::vector<Stream> streams;
+  std::vector<cudaStream_t> stream_handles;
+  std::vector<void*> data;
+
+  detail::Endpoint endpoint() {
+    return detail::Endpoint{devices.ids(), data, stream_handles, &lanes};
+  }
+
+  detail::ExecutionContext context(const void* src, void* dst) {
+    detail::ExecutionContext c;
+    c.element_size = element_size;
+    c.host_src = src;
+    c.host_dst = dst;
+    c.device_ids = devices.ids();
+    c.device_data = data;
+    c.streams = stream_handles;
+    c.lanes = &lanes;
+    return c;
+  }
+};
+
+namespace detail {
+/// The way in for the GPU<->GPU operations.
+struct PlanAccess {
+  using Impl = PlanBase::Impl;
+  static PlanBase::Impl& impl(const PlanBase& plan) { return *plan.impl_; }
+};
+}  // namespace detail
+
+}  // namespace cush

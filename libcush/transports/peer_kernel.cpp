@@ -1,0 +1,157 @@
+#include "transports/peer_kernel.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "cush/device_guard.hpp"
+#include "cush/device_set.hpp"
+#include "cush/error.hpp"
+
+namespace cush::detail {
+
+namespace {
+
+// Bytes per block of a device's kernel, and the most blocks (fewer than the SMs of a current
+// data-centre GPU, so that all are resident at once; every block spins while it waits).
+constexpr std::size_t bytes_per_block = std::size_t{4} << 10;
+constexpr unsigned max_blocks = 128;
+
+using Key = std::vector<std::pair<int, cudaStream_t>>;
+std::mutex registry_mutex;
+std::map<Key, std::weak_ptr<PeerGroup>>& registry() {
+  static std::map<Key, std::weak_ptr<PeerGroup>> r;
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<PeerGroup> PeerGroup::of(std::span<const int> devices, std::span<const cudaStream_t> streams) {
+  std::lock_guard lock(registry_mutex);
+  std::erase_if(registry(), [](const auto& entry) { return entry.second.expired(); });
+  Key key;
+  for (std::size_t k = 0; k < devices.size(); ++k) key.emplace_back(devices[k], streams[k]);
+  auto& slot = registry()[key];
+  std::shared_ptr<PeerGroup> group = slot.lock();
+  if (!group) {
+    group = std::make_shared<PeerGroup>(devices, streams);
+    slot = group;
+  }
+  return group;
+}
+
+PeerGroup::PeerGroup(std::span<const int> devices, std::span<const cudaStream_t> streams)
+    : devices_(devices.begin(), devices.end()), flags_(devices.size(), nullptr) {
+  if (devices.size() > peer_kernel_max_devices || streams.size() != devices.size())
+    throw Error("cush: a peer_kernel group has at most " + std::to_string(peer_kernel_max_devices) + " devices");
+  // Every participant stores into every other's flags (and pieces): peer access between all
+  // pairs, enabled once for the group rather than at every operation.
+  for (int a : devices_)
+    for (int b : devices_)
+      if (a != b) enable_peer_access_once(a, b);
+  std::vector<cudaEvent_t> zeroed(devices_.size(), nullptr);
+  try {
+    // Each device's flags are zeroed on its working stream, and every working stream waits for
+    // all the zeroings: a peer's first arrival store must not land before (and be wiped by) the
+    // zeroing of the flags it writes. Nothing here blocks the host.
+    for (std::size_t k = 0; k < devices_.size(); ++k) {
+      DeviceGuard guard(devices_[k]);
+      void* p = nullptr;
+      CUSH_CUDA_CHECK_AT(cudaMalloc(&p, PeerFlags::words * sizeof(unsigned)), "peer_kernel flags on device " +
+                                                                                 std::to_string(devices_[k]));
+      flags_[k] = static_cast<unsigned*>(p);
+      CUSH_CUDA_CHECK(cudaMemsetAsync(p, 0, PeerFlags::words * sizeof(unsigned), streams[k]));
+      CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&zeroed[k], cudaEventDisableTiming));
+      CUSH_CUDA_CHECK(cudaEventRecord(zeroed[k], streams[k]));
+    }
+    for (std::size_t j = 0; j < devices_.size(); ++j)
+      for (std::size_t k = 0; k < devices_.size(); ++k)
+        if (j != k) CUSH_CUDA_CHECK(cudaStreamWaitEvent(streams[j], zeroed[k], 0));
+  } catch (...) {
+    for (cudaEvent_t e : zeroed)
+      if (e != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
+    release();
+    throw;
+  }
+  for (cudaEvent_t e : zeroed) CUSH_CUDA_CHECK(cudaEventDestroy(e));  // the waits keep what they need
+}
+
+// The plans that held the group have waited for their streams, so no kernel uses the flags.
+PeerGroup::~PeerGroup() { release(); }
+
+void PeerGroup::release() noexcept {
+  for (std::size_t k = 0; k < flags_.size(); ++k) {
+    if (flags_[k] == nullptr) continue;
+    DeviceGuard guard(devices_[k]);
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(flags_[k]));
+    flags_[k] = nullptr;
+  }
+}
+
+unsigned PeerGroup::next_epoch() {
+  ++epoch_;
+  if (epoch_ == 0) ++epoch_;  // 0 is what the flags start at
+  return epoch_;
+}
+
+namespace {
+
+struct Piece {
+  std::size_t part = 0;  // the participant that pushes it
+  PeerPiece piece;
+};
+
+std::vector<Piece> pieces_of(const TransferList& list, std::size_t es, const Endpoint& src, const Endpoint& dst,
+                             const OpStreams& streams) {
+  std::vector<Piece> out;
+  for (const Transfer& t : list) {
+    if (t.count == 0) continue;
+    const auto s = static_cast<std::size_t>(t.src.device);
+    const auto d = static_cast<std::size_t>(t.dst.device);
+    out.push_back(Piece{streams.of_src(s),
+                        PeerPiece{static_cast<const std::byte*>(src.data[s]) + t.src.offset * es,
+                                  static_cast<std::byte*>(dst.data[d]) + t.dst.offset * es, t.count * es}});
+  }
+  return out;
+}
+
+}  // namespace
+
+bool peer_kernel_fits(const TransferList& list, const OpStreams& streams) {
+  if (streams.size() > peer_kernel_max_devices) return false;
+  std::vector<std::size_t> per_part(streams.size(), 0);
+  for (const Transfer& t : list) {
+    if (t.combine || t.after >= 0) return false;
+    if (t.count == 0) continue;
+    if (++per_part[streams.of_src(static_cast<std::size_t>(t.src.device))] > peer_kernel_max_pieces) return false;
+  }
+  return true;
+}
+
+void execute_peer_kernel(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
+                         OpStreams& streams, PeerGroup& group) {
+  const std::size_t p = streams.size();
+  std::vector<PeerKernelArgs> args(p);
+  std::vector<std::size_t> bytes(p, 0);
+  const unsigned epoch = group.next_epoch();
+  for (std::size_t k = 0; k < p; ++k) {
+    args[k].me = static_cast<unsigned>(k);
+    args[k].group = static_cast<unsigned>(p);
+    args[k].epoch = epoch;
+    args[k].flags = group.flags(k);
+    for (std::size_t j = 0; j < p; ++j) args[k].peer_flags[j] = group.flags(j);
+  }
+  for (const Piece& piece : pieces_of(list, element_size, src, dst, streams)) {
+    PeerKernelArgs& a = args[piece.part];
+    a.pieces[a.count++] = piece.piece;
+    bytes[piece.part] += piece.piece.bytes;
+  }
+  for (std::size_t k = 0; k < p; ++k) {
+    const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes[k] / bytes_per_block, 1, max_blocks));
+    DeviceGuard guard(streams.device(k));  // kernels launch on the current device
+    launch_peer_kernel(args[k], blocks, streams.work(k));
+  }
+}
+
+}  // namespace cush::detail

@@ -1,0 +1,106 @@
+// The peer_kernel transport's kernel (see cush/detail/peer_kernel.hpp for the protocol).
+
+#include <cuda/atomic>
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "transports/peer_kernel.hpp"
+#include "cush/device_guard.hpp"
+#include "cush/error.hpp"
+
+namespace cush::detail {
+
+namespace {
+
+using SystemFlag = cuda::atomic_ref<unsigned, cuda::thread_scope_system>;
+
+// Cyclic "at least": epochs wrap around after 2^32 operations.
+__device__ __forceinline__ bool reached(unsigned value, unsigned epoch) { return static_cast<int>(value - epoch) >= 0; }
+
+__device__ __forceinline__ void wait_for(unsigned* flag, unsigned epoch) {
+  SystemFlag f(*flag);
+  while (!reached(f.load(cuda::memory_order_relaxed), epoch)) {
+  }
+  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+}
+
+__device__ void copy_piece(const PeerPiece& p) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto s = reinterpret_cast<std::uintptr_t>(p.src);
+  const auto d = reinterpret_cast<std::uintptr_t>(p.dst);
+  if (((s | d) & 15U) == 0) {
+    const std::size_t vectors = p.bytes / 16;
+    const auto* src = static_cast<const uint4*>(p.src);
+    auto* dst = static_cast<uint4*>(p.dst);
+    // Four loads in flight per thread before their stores: a message of a few sweeps is
+    // bounded by the load latency, not by the links.
+    for (std::size_t i = first; i < vectors; i += 4 * stride) {
+      uint4 v[4];
+#pragma unroll
+      for (std::size_t u = 0; u < 4; ++u)
+        if (i + u * stride < vectors) v[u] = src[i + u * stride];
+#pragma unroll
+      for (std::size_t u = 0; u < 4; ++u)
+        if (i + u * stride < vectors) dst[i + u * stride] = v[u];
+    }
+    const auto* sb = static_cast<const unsigned char*>(p.src);
+    auto* db = static_cast<unsigned char*>(p.dst);
+    for (std::size_t i = vectors * 16 + first; i < p.bytes; i += stride) db[i] = sb[i];
+  } else {
+    const auto* sb = static_cast<const unsigned char*>(p.src);
+    auto* db = static_cast<unsigned char*>(p.dst);
+    for (std::size_t i = first; i < p.bytes; i += stride) db[i] = sb[i];
+  }
+}
+
+__global__ void peer_kernel(const PeerKernelArgs a) {
+  const unsigned t = threadIdx.x;
+  // 1. Arrival: this device's earlier work is done (the kernel started after it).
+  if (blockIdx.x == 0 && t < a.group && t != a.me)
+    SystemFlag(a.peer_flags[t][PeerFlags::arrival + a.me]).store(a.epoch, cuda::memory_order_release);
+  // 2. Every block waits until all participants have arrived: then their buffers may be written.
+  if (t < a.group && t != a.me) wait_for(&a.flags[PeerFlags::arrival + t], a.epoch);
+  __syncthreads();
+  // 3. The pieces.
+  for (unsigned k = 0; k < a.count; ++k) copy_piece(a.pieces[k]);
+  // 4. The last block to finish reports to all participants and waits for their reports.
+  cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+  __syncthreads();
+  __shared__ bool last;
+  if (t == 0) {
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> counter(a.flags[PeerFlags::counter]);
+    last = counter.fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    if (last) counter.store(0, cuda::memory_order_relaxed);  // the next kernel of the group starts after this one
+  }
+  __syncthreads();
+  if (!last) return;
+  cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_system);
+  if (t < a.group && t != a.me)
+    SystemFlag(a.peer_flags[t][PeerFlags::done + a.me]).store(a.epoch, cuda::memory_order_release);
+  if (t < a.group && t != a.me) wait_for(&a.flags[PeerFlags::done + t], a.epoch);
+}
+
+}  // namespace
+
+void launch_peer_kernel(const PeerKernelArgs& args, unsigned blocks, cudaStream_t stream) {
+  static_assert(peer_kernel_max_devices <= 32, "one thread per participant in the first warp");
+  peer_kernel<<<blocks, 256, 0, stream>>>(args);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+void preload_peer_kernel(int device) {
+  static std::mutex mutex;
+  static std::set<int> loaded;
+  std::lock_guard lock(mutex);
+  if (loaded.contains(device)) return;
+  DeviceGuard guard(device);
+  cudaFuncAttributes attributes{};
+  CUSH_CUDA_CHECK_AT(cudaFuncGetAttributes(&attributes, peer_kernel), "device " + std::to_string(device));
+  loaded.insert(device);
+}
+
+}  // namespace cush::detail

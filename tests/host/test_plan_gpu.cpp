@@ -1,0 +1,177 @@
+// Plans on real GPUs: construction, bad input, segments and for_each.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "cush/cush.hpp"
+#include "support/kernels.hpp"
+#include "support/gpu.hpp"
+#include "support/random.hpp"
+
+TEST(PlanGpu, RejectsBadInputBeforeAllocatingAnything) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush::DeviceSet gpus = cush::DeviceSet::all();
+  std::vector<std::size_t> free_before(gpus.size());
+  for (std::size_t i = 0; i < gpus.size(); ++i) free_before[i] = gpus.free_memory(i);
+
+  EXPECT_THROW(cush::Plan<double>(gpus, 0), cush::InvalidArgument);
+  EXPECT_THROW(cush::Plan<double>(gpus, std::numeric_limits<std::size_t>::max() / 4), cush::InvalidArgument);
+  EXPECT_THROW(cush::Plan<double>(gpus, 100, cush::Distribution::weighted({1, 2, 3, 4, 5, 6, 7, 8, 9})),
+               cush::InvalidArgument);
+  const auto broken = cush::Distribution::custom([](std::size_t n, auto d) { return std::vector<std::size_t>(d.size(), n); });
+  if (gpus.size() > 1) EXPECT_THROW(cush::Plan<double>(gpus, 100, broken), cush::InvalidArgument);
+
+  // More than all devices together hold: rejected with the device, the need and what is free.
+  const std::size_t too_many = gpus.topology().device(0).total_memory * gpus.size();  // doubles: 8x too much
+  try {
+    cush::Plan<double> plan(gpus, too_many);
+    FAIL() << "a plan larger than the GPUs must be rejected";
+  } catch (const cush::OutOfMemory& e) {
+    EXPECT_EQ(e.device(), gpus[0]);
+    EXPECT_GT(e.needed(), e.available());
+    EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) EXPECT_EQ(gpus.free_memory(i), free_before[i]) << "device " << gpus[i];
+}
+
+TEST(PlanGpu, SegmentsFollowTheLayoutInDeviceOrder) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const auto& order : cush_test::device_orders()) {
+    SCOPED_TRACE(cush_test::to_string(order));
+    cush::Plan<float> plan(cush::DeviceSet(order), 1001, cush::Distribution::uniform().with_granularity(10));
+    std::size_t next = 0;
+    for (std::size_t pos = 0; pos < order.size(); ++pos) {
+      const cush::Segment<float> s = plan.segment(pos);
+      EXPECT_EQ(s.device(), order[pos]);
+      EXPECT_EQ(s.index(), pos);
+      EXPECT_EQ(s.offset(), next);
+      EXPECT_EQ(s.size(), plan.layout().capacity(pos));
+      EXPECT_EQ(s.data() != nullptr, s.size() > 0);
+      EXPECT_EQ(s.stream(), plan.stream(pos));
+      if (s.size() > 0) {
+        cudaPointerAttributes a{};
+        ASSERT_EQ(cudaPointerGetAttributes(&a, s.data()), cudaSuccess);
+        EXPECT_EQ(a.device, order[pos]) << "segment memory must live on its device";
+      }
+      next += s.size();
+    }
+    EXPECT_EQ(next, 1001U);
+  }
+}
+
+TEST(PlanGpu, ForEachRunsOnEachNonEmptySegmentWithItsDeviceCurrent) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const auto& order : cush_test::device_orders()) {
+    // One element: only the first device has a segment.
+    for (std::size_t n : {std::size_t{1}, std::size_t{4097}}) {
+      cush::Plan<double> plan(cush::DeviceSet(order), n);
+      int outside = -1;
+      ASSERT_EQ(cudaGetDevice(&outside), cudaSuccess);
+      std::size_t visited = 0;
+      plan.for_each([&](cush::Segment<double> s) {
+        int current = -1;
+        ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+        EXPECT_EQ(current, s.device());
+        EXPECT_FALSE(s.empty());
+        ++visited;
+      });
+      int after = -1;
+      ASSERT_EQ(cudaGetDevice(&after), cudaSuccess);
+      EXPECT_EQ(after, outside) << "for_each must restore the current device";
+      EXPECT_EQ(visited, std::min(n, order.size()));
+    }
+  }
+}
+
+TEST(PlanGpu, MovedPlansKeepWorking) {
+  CUSH_REQUIRE_GPUS(1);
+  std::vector<float> in(333), out(333, NAN);
+  cush_test::fill_random(std::span<float>(in));
+  cush::Plan<float> a(cush::DeviceSet::all(), in.size());
+  cush::Plan<float> b = std::move(a);
+  b.scatter(in);
+  b.for_each([](cush::Segment<float> s) { cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream()); });
+  b.gather(out);
+  b.wait();
+  EXPECT_TRUE(b.done());
+  for (std::size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+}
+
+// after(): work on one plan's streams that reads another plan's segments waits for the other
+// plan's earlier work. Plan a's streams are kept busy by a spin before the values are changed:
+// a copy on c's streams that did not wait would read the old values.
+TEST(PlanGpu, AfterOrdersThisPlansStreamsAfterTheOthers) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 100'003;
+  std::vector<float> in(n);
+  cush_test::fill_random(std::span<float>(in));
+  for (const auto& order : cush_test::device_orders()) {
+    SCOPED_TRACE(cush_test::to_string(order));
+    cush::Plan<float> a(cush::DeviceSet(order), n);
+    cush::Plan<float> c(cush::DeviceSet(order), n);
+    a.scatter(in.data());
+    a.for_each([](cush::Segment<float> s) {
+      cush_test::spin(s.stream(), 50);
+      cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream());
+    });
+    c.after(a);
+    c.after(c);  // a plan after itself: nothing to do
+    c.for_each([&a](cush::Segment<float> s) {
+      ASSERT_EQ(cudaMemcpyAsync(s.data(), a.segment(s.index()).data(), s.bytes(), cudaMemcpyDeviceToDevice, s.stream()),
+                cudaSuccess);
+    });
+    std::vector<float> out(n, NAN);
+    c.gather(out.data());
+    c.wait();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+  }
+}
+
+// after() joins only the devices both plans have; a plan over other devices is ignored.
+TEST(PlanGpu, AfterIgnoresDevicesTheOtherPlanLacks) {
+  CUSH_REQUIRE_GPUS(2);
+  cush::Plan<float> a(cush::DeviceSet{1}, 1000);
+  cush::Plan<float> c(cush::DeviceSet{0, 1}, 1000);
+  cush_test::spin(a.stream(0), 100);
+  c.after(a);
+  EXPECT_EQ(cudaStreamQuery(c.stream(0)), cudaSuccess) << "device 0's stream must not wait";
+  EXPECT_EQ(cudaStreamQuery(a.stream(0)), cudaErrorNotReady) << "the spin should still run: 100 ms";
+  EXPECT_EQ(cudaStreamQuery(c.stream(1)), cudaErrorNotReady) << "device 1's stream waits for the spin";
+  c.wait();
+  EXPECT_TRUE(a.done());
+}
+
+// Slices: every slice scattered, transformed through its segment view and gathered in turn
+// touches each element exactly once, for partitioned (granules of 3) and replicated plans.
+TEST(PlanGpu, SlicesScatterViewAndGatherPartsOfEverySegment) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 10'007;
+  const std::size_t parts = 4;
+  std::vector<float> in(n);
+  cush_test::fill_random(std::span<float>(in));
+  for (const auto& order : cush_test::device_orders()) {
+    for (const auto& dist : {cush::Distribution::uniform().with_granularity(3), cush::Distribution::replicated()}) {
+      SCOPED_TRACE(cush_test::to_string(order) + " " + dist.name());
+      cush::Plan<float> plan(cush::DeviceSet(order), n, dist);
+      for (std::size_t i = 0; i < parts; ++i) {
+        plan.scatter(in.data(), cush::Slice{i, parts});
+        for (std::size_t pos = 0; pos < order.size(); ++pos) {
+          const cush::Segment<float> s = plan.segment(pos, cush::Slice{i, parts});
+          EXPECT_EQ(s.offset(), plan.layout().slice(pos, cush::Slice{i, parts}, dist.granularity()).offset);
+          EXPECT_EQ(s.stream(), plan.stream(pos));
+          if (s.empty()) continue;
+          cush::DeviceGuard guard(s.device());
+          cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream());
+        }
+      }
+      std::vector<float> out(n, NAN);
+      for (std::size_t i = 0; i < parts; ++i) plan.gather(out.data(), cush::Slice{i, parts});
+      plan.wait();
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+      EXPECT_THROW(plan.scatter(in.data(), cush::Slice{parts, parts}), cush::InvalidArgument);
+      EXPECT_THROW(plan.gather(out.data(), cush::Slice{0, 0}), cush::InvalidArgument);
+    }
+  }
+}

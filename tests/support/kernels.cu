@@ -1,0 +1,59 @@
+#include "cush/error.hpp"
+#include "support/kernels.hpp"
+
+namespace cush_test {
+
+namespace {
+
+template <class T, class F>
+__global__ void map_kernel(T* x, std::size_t n, std::size_t offset, F f) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    x[i] = f(x[i], offset + i);
+}
+
+template <class T, class F>
+void map(T* x, std::size_t n, std::size_t offset, F f, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned blocks = static_cast<unsigned>(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
+  map_kernel<<<blocks, 256, 0, stream>>>(x, n, offset, f);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+struct Affine {
+  float a, b;
+  __device__ float operator()(float v, std::size_t) const { return a * v + b; }
+};
+struct AddIndex {
+  __device__ double operator()(double v, std::size_t g) const { return v + static_cast<double>(g); }
+};
+struct XorIndex {
+  __device__ std::uint8_t operator()(std::uint8_t v, std::size_t g) const { return static_cast<std::uint8_t>(v ^ (g & 0xFF)); }
+};
+
+}  // namespace
+
+void affine(float* x, std::size_t n, float a, float b, cudaStream_t stream) { map(x, n, 0, Affine{a, b}, stream); }
+void add_index(double* x, std::size_t n, std::size_t offset, cudaStream_t stream) { map(x, n, offset, AddIndex{}, stream); }
+void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t stream) {
+  map(x, n, offset, XorIndex{}, stream);
+}
+
+}  // namespace cush_test
+
+namespace cush_test {
+namespace {
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+}  // namespace
+
+void spin(cudaStream_t stream, double ms) {
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(ms * 1e6));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+}  // namespace cush_test
