@@ -21,7 +21,7 @@
 // Counters: op_us = time of one operation (each timed interval runs a batch of them),
 // algbw = bytes / time, busbw = algbw x the nccl-tests factor of the op (all_reduce
 // 2(p-1)/p; all_gather, all_to_all, scatter, gather (p-1)/p; others 1), GB/s.
-// Environment: CUSH_BENCH_MAX_MIB (default 1024) caps the sizes.
+// Environment: CUSH_BENCH_DEVICE_OPS_MAX_MIB (default 1024) caps the sizes.
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -46,8 +46,7 @@ using Byte = std::byte;
   } while (0)
 
 std::size_t max_bytes() {
-  const char* v = std::getenv("CUSH_BENCH_MAX_MIB");
-  return (v != nullptr ? std::strtoull(v, nullptr, 10) : 1024ULL) << 20;
+  return cush::detail::env::size("CUSH_BENCH_DEVICE_OPS_MAX_MIB") << 20;
 }
 
 const std::vector<int>& gpus() {

@@ -155,8 +155,7 @@ class RawExchange {
 };
 
 std::size_t max_face() {
-  const char* v = std::getenv("CUSH_BENCH_MAX_FACE");
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : 4096;
+  return cush::detail::env::size("CUSH_BENCH_MAX_FACE");
 }
 
 enum class Impl { peer, raw, cush, async, staged };

@@ -10,7 +10,7 @@
 //           register_each  pageable buffer registered, moved and unregistered in every iteration
 //                          (first use paid through registration; wall-clock time)
 //   impl    raw | cush
-// Environment: CUSH_BENCH_MAX_MIB (default 4096) caps the sizes.
+// Environment: CUSH_BENCH_HOST_OPS_MAX_MIB (default 4096) caps the sizes.
 
 #include <cuda_runtime_api.h>
 
@@ -44,8 +44,7 @@ const char* name(Memory m) {
 }
 
 std::size_t max_bytes() {
-  const char* v = std::getenv("CUSH_BENCH_MAX_MIB");
-  return (v != nullptr ? std::strtoull(v, nullptr, 10) : 4096ULL) << 20;
+  return cush::detail::env::size("CUSH_BENCH_HOST_OPS_MAX_MIB") << 20;
 }
 
 // Touches every page (first touch is slow on the GPU host's VM) with a pattern, on all cores.

@@ -48,10 +48,7 @@ void synchronize(std::span<const int> devices) {
 }
 
 double min_time(double fallback) {
-  const char* v = std::getenv("CUSH_BENCH_MIN_TIME");
-  if (v == nullptr || *v == '\0') return fallback;
-  const double t = std::strtod(v, nullptr);
-  return t > 0 ? t : fallback;
+  return cush::detail::env::is_set("CUSH_BENCH_MIN_TIME") ? cush::detail::env::seconds("CUSH_BENCH_MIN_TIME") : fallback;
 }
 
 std::vector<int> all_devices() {

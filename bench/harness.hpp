@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env.hpp"  // the CUSH_BENCH_* variables
 #include "cush/stream.hpp"
 
 namespace cush_bench {

@@ -29,8 +29,7 @@ namespace adv = cases::advection;
 constexpr std::size_t kSteps = 10;
 
 std::size_t max_n() {
-  const char* v = std::getenv("CUSH_BENCH_ADVECTION_MAX_N");
-  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : 1024;
+  return cush::detail::env::size("CUSH_BENCH_ADVECTION_MAX_N");
 }
 
 // The initial field on a grid, made once per grid. adv::initial() is a product of one function

@@ -28,8 +28,7 @@ namespace {
 using cases::matmul::Dims;
 
 std::size_t max_k() {
-  const char* v = std::getenv("CUSH_BENCH_MATMUL_MAX_K");
-  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : 40;
+  return cush::detail::env::size("CUSH_BENCH_MATMUL_MAX_K");
 }
 
 // Pinned A, B and C large enough for every registered shape of type T, filled once with small

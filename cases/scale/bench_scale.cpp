@@ -19,8 +19,7 @@ namespace {
 using Variant = void (*)(const float*, float*, std::size_t, int);
 
 std::size_t max_n() {
-  const char* v = std::getenv("CUSH_BENCH_MAX_N");
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : std::size_t{1} << 28;
+  return cush::detail::env::size("CUSH_BENCH_MAX_N");
 }
 
 // Pinned input and output of the largest size, shared by all benchmarks.

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 
+#include "core/env.hpp"
 #include "core/thread_pool.hpp"
 #include "cush/error.hpp"
 
@@ -34,28 +34,18 @@ void validate(const HostTransferOptions& o, const char* where) {
     throw InvalidArgument(where, "copy_threads", "must be >= 0, got " + std::to_string(o.copy_threads));
 }
 
-// The variable `name` in units of `unit` bytes, or `fallback` (already in bytes) if it is unset.
-std::size_t env_size(const char* name, std::size_t fallback, std::size_t unit) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (end == v || *end != '\0')
-    throw InvalidArgument("cush (environment)", name, std::string("not a whole number: '") + v + "'");
-  return static_cast<std::size_t>(x) * unit;
-}
-
 struct OptionsStore {
   std::mutex mutex;
   HostTransferOptions options;
   OptionsStore() {
+    // The defaults of HostTransferOptions are the table's (core/env.cpp).
     HostTransferOptions o;
-    o.staging_chunk = env_size("CUSH_STAGING_CHUNK_MIB", o.staging_chunk, std::size_t{1} << 20);
-    o.staging_slots = static_cast<int>(env_size("CUSH_STAGING_SLOTS", static_cast<std::size_t>(o.staging_slots), 1));
-    o.direct_to_device_below = env_size("CUSH_DIRECT_TO_DEVICE_BELOW_KIB", o.direct_to_device_below, std::size_t{1} << 10);
-    o.direct_to_host_below = env_size("CUSH_DIRECT_TO_HOST_BELOW_KIB", o.direct_to_host_below, std::size_t{1} << 10);
-    o.copy_threads = static_cast<int>(env_size("CUSH_COPY_THREADS", static_cast<std::size_t>(o.copy_threads), 1));
-    o.registration_chunk = env_size("CUSH_REGISTRATION_CHUNK_MIB", o.registration_chunk, std::size_t{1} << 20);
+    o.staging_chunk = detail::env::size("CUSH_STAGING_CHUNK_MIB");
+    o.staging_slots = static_cast<int>(detail::env::size("CUSH_STAGING_SLOTS"));
+    o.direct_to_device_below = detail::env::size("CUSH_DIRECT_TO_DEVICE_BELOW_KIB");
+    o.direct_to_host_below = detail::env::size("CUSH_DIRECT_TO_HOST_BELOW_KIB");
+    o.copy_threads = static_cast<int>(detail::env::size("CUSH_COPY_THREADS"));
+    o.registration_chunk = detail::env::size("CUSH_REGISTRATION_CHUNK_MIB");
     validate(o, "cush (environment)");
     options = o;
   }

@@ -1,9 +1,9 @@
 #include "transports/device_executor.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
+#include "core/env.hpp"
 #include "ops/combine.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
@@ -29,11 +29,7 @@ struct StagingSlots::Device {
   std::byte* slot(std::size_t s, std::size_t chunk) { return host.data() + s * chunk; }
 };
 
-StagingSlots::StagingSlots() {
-  const char* v = std::getenv("CUSH_STAGING_PEER_CHUNK_MIB");
-  const std::size_t mib = v != nullptr ? std::strtoull(v, nullptr, 10) : 0;
-  chunk_ = (mib > 0 ? mib : 16) << 20;
-}
+StagingSlots::StagingSlots() : chunk_(env::size("CUSH_STAGING_PEER_CHUNK_MIB")) {}
 
 StagingSlots::~StagingSlots() = default;
 

@@ -1,12 +1,12 @@
 #include "cush/transport.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <optional>
 #include <sstream>
 
+#include "core/env.hpp"
 #include "cush/error.hpp"
 
 namespace cush {
@@ -143,8 +143,8 @@ const TransportTable& TransportTable::current() {
   std::lock_guard lock(table_mutex);
   std::optional<TransportTable>& table = table_slot();
   if (!table) {
-    const char* path = std::getenv("CUSH_TRANSPORTS");
-    table = (path != nullptr && *path != '\0') ? load(path) : defaults();
+    const std::string path = detail::env::path("CUSH_TRANSPORTS");
+    table = path.empty() ? defaults() : load(path);
   }
   return *table;
 }
