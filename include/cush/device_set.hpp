@@ -93,11 +93,4 @@ class DeviceSet {
   std::shared_ptr<const Topology> topology_;
 };
 
-namespace detail {
-/// Rejects an empty list, negative, duplicate or out-of-range ids (pure host code).
-void validate_device_ids(std::span<const int> ids, int available, const char* where);
-/// Enables access from device `from` to device `to` once per process; true if enabled.
-bool enable_peer_access_once(int from, int to);
-}  // namespace detail
-
 }  // namespace cush

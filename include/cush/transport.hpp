@@ -17,9 +17,11 @@
 /// - `host_staging`: device -> pinned host buffer -> device, pipelined in chunks; for GPUs that
 ///   cannot reach each other, or to keep peer links free.
 ///
-/// `automatic` (the default) asks a TransportTable per operation and message size, then falls
-/// back to `host_staging` where the table says `peer` or `peer_kernel` but two of the devices
-/// have no peer access.
+/// `automatic` (the default) asks a TransportTable per operation and message size; where the
+/// transport it names cannot run the operation, it falls back: `nccl` and `peer_kernel` to
+/// `peer`, `peer` to `host_staging` (which runs anything). `peer` needs peer access between the
+/// devices that exchange data, `peer_kernel` between every two devices taking part. A forced
+/// transport (CommOptions) that cannot run the operation is an InvalidArgument saying why.
 ///
 /// CUDA graph capture: `peer` and `host_staging` enqueue only copies, kernels and event records
 /// and waits, and may be captured (tested, see docs/device_ops.md). `nccl` and `peer_kernel` may

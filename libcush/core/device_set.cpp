@@ -10,7 +10,9 @@
 #include <set>
 #include <utility>
 
+#include "core/device_ids.hpp"
 #include "core/format.hpp"
+#include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 
@@ -73,9 +75,7 @@ Topology Topology::query(std::span<const int> ids) {
         l = Link{true, 0, true};
         continue;
       }
-      int can = 0;
-      CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, ids[i], ids[j]));
-      l.peer_access = can != 0;
+      l.peer_access = detail::can_access(ids[i], ids[j]);
       if (l.peer_access) {
         int rank = -1;
         int atomics = 0;
@@ -143,26 +143,6 @@ void validate_device_ids(std::span<const int> ids, int available, const char* wh
     if (!seen.insert(id).second)
       throw InvalidArgument(where, "devices", "device id " + std::to_string(id) + " is listed twice");
   }
-}
-
-bool enable_peer_access_once(int from, int to) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, int>> enabled;
-  std::lock_guard lock(mutex);
-  if (enabled.contains({from, to})) return true;
-  int can = 0;
-  CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-  if (can == 0) return false;
-  DeviceGuard guard(from);
-  const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-  if (status == cudaErrorPeerAccessAlreadyEnabled) {
-    (void)cudaGetLastError();  // enabled by the application before us: fine
-  } else if (status != cudaSuccess) {
-    detail::throw_cuda_error(status, "cudaDeviceEnablePeerAccess(to, 0)", __FILE__, __LINE__,
-                             "from device " + std::to_string(from) + " to device " + std::to_string(to));
-  }
-  enabled.insert({from, to});
-  return true;
 }
 
 }  // namespace detail

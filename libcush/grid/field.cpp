@@ -7,6 +7,7 @@
 #include <string>
 
 #include "grid/box_copy.hpp"
+#include "core/peer_access.hpp"
 #include "grid/exchange_program.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"

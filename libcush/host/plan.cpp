@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "host/plan_impl.hpp"
+#include "transports/backend.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/error.hpp"
 #include "cush/host_memory.hpp"
@@ -16,9 +17,9 @@ namespace cush {
 
 namespace {
 // A split broadcast pays one extra peer hop; below this size the direct one is as fast.
-constexpr std::size_t split_broadcast_min_bytes = std::size_t{4} << 20;
+constexpr std::size_t host_split_broadcast_min_bytes = std::size_t{4} << 20;
 // Pipeline step of a split broadcast from pinned memory.
-constexpr std::size_t split_broadcast_chunk_bytes = std::size_t{32} << 20;
+constexpr std::size_t host_split_broadcast_chunk_bytes = std::size_t{32} << 20;
 }  // namespace
 
 namespace detail {
@@ -59,7 +60,7 @@ PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, c
       throw OutOfMemory(where, impl->devices[pos], needed, impl->devices.free_memory(pos));
     }
     impl->data.push_back(impl->buffers.back().data());
-    detail::preload_peer_kernel(impl->devices[pos]);
+    detail::prepare_transports(impl->devices[pos]);
   }
   impl_ = std::move(impl);
 }
@@ -173,11 +174,11 @@ void PlanBase::broadcast_bytes(const void* host, Range part, const char* where) 
   const std::size_t es = impl_->element_size;
   BroadcastOptions options;
   options.use_peers = impl_->devices.size() > 1 && impl_->devices.topology().all_peer_access() &&
-                      part.count * es >= split_broadcast_min_bytes;
+                      part.count * es >= host_split_broadcast_min_bytes;
   // From pageable memory the staging pipeline is the bottleneck; one share per device keeps it
   // running without restarts, and the peer copies after it are short.
   const bool pinned = is_pinned(host, part.count * es);
-  options.chunk = pinned ? std::max<std::size_t>(1, split_broadcast_chunk_bytes / es) : 0;
+  options.chunk = pinned ? std::max<std::size_t>(1, host_split_broadcast_chunk_bytes / es) : 0;
   if (options.use_peers) impl_->devices.enable_peer_access();
   detail::execute(broadcast_transfers(impl_->layout, part, options), impl_->context(host, nullptr));
 }

@@ -6,11 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "transports/nccl.hpp"
-#include "transports/device_executor.hpp"
 #include "host/executor.hpp"
 #include "ops/op_streams.hpp"
-#include "transports/peer_kernel.hpp"
+#include "transports/resources.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/host_memory.hpp"
 #include "cush/plan.hpp"
@@ -29,12 +27,8 @@ struct PlanBase::Impl {
   // Destroyed in reverse order: streams finish first, then buffers are freed, then host
   // registrations released.
   std::vector<HostRegistration> pinned_hosts;
-  // NCCL communicators and peer_kernel groups this plan's operations used (shared with the
-  // other plans of those operations), and the pinned slots of the host_staging transport into
-  // this plan.
-  std::vector<std::shared_ptr<detail::Communicator>> communicators;
-  std::vector<std::shared_ptr<detail::PeerGroup>> peer_groups;
-  std::unique_ptr<detail::StagingSlots> staging;
+  // What the transports keep for this plan (communicators, peer_kernel groups, staging slots).
+  detail::TransportResources transport_resources;
   // The device pairs a reduction moves data between, by (all-reduce?, root): computed once,
   // since the layout never changes (the transport choice needs them on every call).
   std::map<std::pair<bool, std::size_t>, std::vector<std::pair<int, int>>> reduce_links;
@@ -45,7 +39,7 @@ struct PlanBase::Impl {
   std::vector<void*> data;
 
   detail::Endpoint endpoint() {
-    return detail::Endpoint{devices.ids(), data, stream_handles, &lanes};
+    return detail::Endpoint{devices.ids(), data, stream_handles, &lanes, &layout, element_size, &transport_resources};
   }
 
   detail::ExecutionContext context(const void* src, void* dst) {

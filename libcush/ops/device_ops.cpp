@@ -1,15 +1,13 @@
 #include "cush/device_ops.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 
-#include "ops/device_transfers.hpp"
 #include "cush/error.hpp"
 #include "host/plan_impl.hpp"
+#include "ops/device_transfers.hpp"
+#include "transports/backend.hpp"
 
 namespace cush::detail {
 
@@ -18,7 +16,7 @@ namespace {
 using Impl = PlanAccess::Impl;
 
 // Below this size a split broadcast's extra hop costs more than the root's links save.
-constexpr std::size_t split_broadcast_min_bytes = std::size_t{1} << 20;
+constexpr std::size_t device_split_broadcast_min_bytes = std::size_t{1} << 20;
 // All-reduce shares start on 256-byte boundaries, where the combine kernel runs vectorized.
 constexpr std::size_t all_reduce_alignment = 256;
 
@@ -64,139 +62,41 @@ std::vector<std::pair<int, int>> links_used(const TransferList& list, const Impl
   return links;
 }
 
-// Peer capability does not change while the process runs: asked once per pair.
-bool can_access(int from, int to) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, int>, bool> known;
-  std::lock_guard lock(mutex);
-  const auto it = known.find({from, to});
-  if (it != known.end()) return it->second;
-  int can = 0;
-  CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, to, from));
-  return known[{from, to}] = can != 0;
-}
-
-bool peer_capable(const std::vector<std::pair<int, int>>& links) {
-  return std::all_of(links.begin(), links.end(), [](const auto& l) { return can_access(l.first, l.second); });
-}
-
-bool capturing(const Impl& a, const Impl& b) {
-  const auto any = [](const Impl& p) {
-    return std::any_of(p.stream_handles.begin(), p.stream_handles.end(), [](cudaStream_t s) { return detail::capturing(s); });
-  };
-  return any(a) || (&a != &b && any(b));
-}
-
-// The transport of one operation. Under graph capture `automatic` avoids NCCL (see
-// transport.hpp), and a forced NCCL is refused.
-// Whether a stream is being captured is asked only where the answer matters (NCCL), as it costs
-// one CUDA call per stream.
-Transport choose(Collective kind, std::size_t bytes, const CommOptions& options,
-                 const std::vector<std::pair<int, int>>& links, const Impl& src, const Impl& dst, const char* where) {
+// The transport of one operation: the forced one if it can run it, else the table's choice for
+// the operation and its message size, and where that one refuses, its fallbacks (host_staging
+// refuses nothing).
+const TransportBackend& choose(const Operation& op, std::size_t bytes, const CommOptions& options, const char* where) {
   const Transport forced = options.transport;
-  if ((forced == Transport::peer || forced == Transport::peer_kernel) && !peer_capable(links))
-    throw InvalidArgument(where, "options.transport",
-                          std::string(to_string(forced)) +
-                              " was asked for, but two of the devices have no peer access; use host_staging or nccl");
-  if ((forced == Transport::nccl || forced == Transport::peer_kernel) && capturing(src, dst))
-    throw InvalidArgument(where, "options.transport",
-                          std::string("cush does not capture ") + to_string(forced) +
-                              " operations into graphs; use peer or host_staging");
-  if (forced != Transport::automatic) return forced;
-  if (links.empty()) return Transport::peer;  // copies within devices only
-  Transport t = TransportTable::current().pick(kind, bytes);
-  if ((t == Transport::nccl || t == Transport::peer_kernel) && capturing(src, dst)) t = Transport::peer;
-  return (t == Transport::peer || t == Transport::peer_kernel) && !peer_capable(links) ? Transport::host_staging : t;
-}
-
-// peer_kernel needs peer access between every two participants (their flags), not only where
-// data moves.
-bool all_pairs_capable(const std::vector<int>& ids) {
-  for (int a : ids)
-    for (int b : ids)
-      if (a != b && !can_access(a, b)) return false;
-  return true;
-}
-
-void enable_peers(const std::vector<std::pair<int, int>>& links) {
-  for (const auto& [from, to] : links) {
-    enable_peer_access_once(to, from);  // the destination's stream reads the source
-    enable_peer_access_once(from, to);
+  if (forced != Transport::automatic) {
+    const TransportBackend& b = backend(forced);
+    if (std::string why = b.refusal(op); !why.empty())
+      throw InvalidArgument(where, "options.transport", std::string(to_string(forced)) + " was asked for, but " + why);
+    return b;
   }
+  // Copies within devices only: no link to choose for.
+  Transport t = op.links.empty() ? Transport::peer : TransportTable::current().pick(op.kind, bytes);
+  while (!backend(t).refusal(op).empty()) t = backend(t).fallback();
+  return backend(t);
 }
 
-void hold(Impl& plan, const std::shared_ptr<Communicator>& comm) {
-  if (std::find(plan.communicators.begin(), plan.communicators.end(), comm) == plan.communicators.end())
-    plan.communicators.push_back(comm);
-}
-
-std::shared_ptr<Communicator> communicator(Impl& src, Impl& dst, const OpStreams& streams) {
-  const std::vector<int> ids = streams.devices();
-  // An operation within one plan over the devices of a communicator it used before takes that
-  // one without the process-wide registry (and its lock).
-  if (&src == &dst)
-    for (const std::shared_ptr<Communicator>& c : src.communicators)
-      if (c->devices() == ids) return c;
-  std::shared_ptr<Communicator> comm = Communicator::of(ids);
-  hold(src, comm);
-  hold(dst, comm);
-  return comm;
-}
-
-void hold(Impl& plan, const std::shared_ptr<PeerGroup>& group) {
-  if (std::find(plan.peer_groups.begin(), plan.peer_groups.end(), group) == plan.peer_groups.end())
-    plan.peer_groups.push_back(group);
-}
-
-// Runs `list` from `src` to `dst` (which may be the same plan) over `transport`. A list that
-// peer_kernel cannot take runs on peer.
-void run(const TransferList& list, Impl& src, Impl& dst, Transport transport,
-         const std::vector<std::pair<int, int>>& links, ElementType type = ElementType::uint8,
-         ReduceOp op = ReduceOp::sum) {
-  OpStreams streams(src.endpoint(), dst.endpoint());
-  if (transport == Transport::peer_kernel) {
-    std::vector<int> ids = streams.devices();
-    if (peer_kernel_fits(list, streams) && all_pairs_capable(ids)) {
-      std::vector<cudaStream_t> work;
-      for (std::size_t k = 0; k < streams.size(); ++k) work.push_back(streams.work(k));
-      const std::shared_ptr<PeerGroup> group = PeerGroup::of(ids, work);
-      hold(src, group);
-      hold(dst, group);
-      execute_peer_kernel(list, src.element_size, src.endpoint(), dst.endpoint(), streams, *group);
-      streams.finish();
-      return;
-    }
-    transport = Transport::peer;
-  }
-  if (transport == Transport::nccl) {
-    const std::shared_ptr<Communicator> comm = communicator(src, dst, streams);
-    execute_nccl(list, src.element_size, src.endpoint(), dst.endpoint(), *comm, streams);
-  } else {
-    DeviceOpContext ctx;
-    ctx.element_size = src.element_size;
-    ctx.src = src.endpoint();
-    ctx.dst = dst.endpoint();
-    ctx.staged = transport == Transport::host_staging;
-    ctx.type = type;
-    ctx.op = op;
-    if (ctx.staged) {
-      if (!dst.staging) dst.staging = std::make_unique<StagingSlots>();
-      ctx.staging = dst.staging.get();
-    } else {
-      enable_peers(links);
-    }
-    execute_device(list, ctx, streams);
-  }
+// Runs `op` on the transport chosen for it, on the two plans' streams.
+void run(const Operation& op, std::size_t bytes, const CommOptions& options, const char* where) {
+  const TransportBackend& transport = choose(op, bytes, options, where);
+  OpStreams streams(op.src, op.dst);
+  transport.enqueue(op, streams);
   streams.finish();
 }
 
-// A regular all-gather (equal segments, same devices in the same order) is one NCCL call.
-bool nccl_all_gather_fits(const Impl& src, const Impl& dst, Range part) {
-  if (src.layout.is_replicated() || !dst.layout.is_replicated() || src.devices != dst.devices) return false;
-  if (part.offset != 0 || part.count != src.layout.size()) return false;
-  const std::size_t c = src.layout.segment(0).count;
-  return std::all_of(src.layout.segments().begin(), src.layout.segments().end(),
-                     [&](const Range& r) { return r.count == c; });
+// An operation from `src` to `dst` whose list is `list` (made at once: its links are needed).
+Operation operation(Collective kind, Impl& src, Impl& dst, TransferList list) {
+  std::vector<std::pair<int, int>> links = links_used(list, src, dst);
+  Operation op(std::move(list));
+  op.kind = kind;
+  op.src = src.endpoint();
+  op.dst = dst.endpoint();
+  op.links = std::move(links);
+  op.part = Range{0, src.layout.size()};
+  return op;
 }
 
 }  // namespace
@@ -237,17 +137,10 @@ void copy_plans(const PlanBase& src_plan, PlanBase& dst_plan, Range part, std::s
   } else if (kind == Collective::all_gather) {
     check_replicated(dst, "dst", "an all-gather", where);
   }
-  const TransferList list = copy_transfers(src.layout, src.devices.ids(), dst.layout, dst.devices.ids(), part, roots);
-  const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-  const Transport transport = choose(kind, message_bytes(list, src, dst), options, links, src, dst, where);
-  if (transport == Transport::nccl && kind == Collective::all_gather && nccl_all_gather_fits(src, dst, part)) {
-    OpStreams streams(src.endpoint(), dst.endpoint());
-    const std::shared_ptr<Communicator> comm = communicator(src, dst, streams);
-    nccl_all_gather(*comm, streams, src.data, dst.data, src.layout.segment(0).count * src.element_size);
-    streams.finish();
-    return;
-  }
-  run(list, src, dst, transport, links);
+  Operation op = operation(kind, src, dst,
+                           copy_transfers(src.layout, src.devices.ids(), dst.layout, dst.devices.ids(), part, roots));
+  op.part = part;
+  run(op, message_bytes(op.list(), src, dst), options, where);
 }
 
 void copy_segment(const PlanBase& src_plan, std::size_t src_pos, PlanBase& dst_plan, std::size_t dst_pos,
@@ -263,11 +156,10 @@ void copy_segment(const PlanBase& src_plan, std::size_t src_pos, PlanBase& dst_p
                               std::to_string(dst.layout.segment(dst_pos).count) + " elements, source segment " +
                               std::to_string(src_pos) + " holds " + std::to_string(count));
   if (&src == &dst && src_pos == dst_pos) return;
-  const TransferList list{Transfer{Location{static_cast<int>(src_pos), 0}, Location{static_cast<int>(dst_pos), 0},
-                                   count, -1, false}};
-  const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-  run(list, src, dst, choose(Collective::copy, count * src.element_size, options, links, src, dst, where),
-      links);
+  const Operation op = operation(Collective::copy, src, dst,
+                                 TransferList{Transfer{Location{static_cast<int>(src_pos), 0},
+                                                       Location{static_cast<int>(dst_pos), 0}, count, -1, false}});
+  run(op, count * src.element_size, options, where);
 }
 
 void all_to_all_plans(const PlanBase& src_plan, PlanBase& dst_plan, std::span<const std::size_t> counts,
@@ -278,11 +170,9 @@ void all_to_all_plans(const PlanBase& src_plan, PlanBase& dst_plan, std::span<co
   try {
     const std::vector<std::size_t> derived = counts.empty() ? all_to_all_counts(src.layout, dst.layout)
                                                             : std::vector<std::size_t>{};
-    const TransferList list = all_to_all_transfers(src.layout, dst.layout, counts.empty() ? derived : counts);
-    const std::vector<std::pair<int, int>> links = links_used(list, src, dst);
-    run(list, src, dst,
-        choose(Collective::all_to_all, message_bytes(list, src, dst), options, links, src, dst, where),
-        links);
+    const Operation op = operation(Collective::all_to_all, src, dst,
+                                   all_to_all_transfers(src.layout, dst.layout, counts.empty() ? derived : counts));
+    run(op, message_bytes(op.list(), src, dst), options, where);
   } catch (const InvalidArgument& e) {
     if (e.where() == where) throw;
     throw InvalidArgument(where, e.argument(), e.what());
@@ -294,22 +184,13 @@ void broadcast_plan(PlanBase& plan_base, std::size_t root, const CommOptions& op
   check_replicated(plan, "plan", "a broadcast", where);
   check_root(root, plan.devices.size(), where);
   const std::size_t n = plan.layout.size();
-  const bool split = n * plan.element_size >= split_broadcast_min_bytes;
-  const TransferList list = device_broadcast_transfers(plan.layout, root, Range{0, n}, split);
-  const std::vector<std::pair<int, int>> links = links_used(list, plan, plan);
-  const Transport transport =
-      choose(Collective::broadcast, n * plan.element_size, options, links, plan, plan, where);
-  if (transport == Transport::nccl && plan.devices.size() > 1) {
-    OpStreams streams(plan.endpoint(), plan.endpoint());
-    const std::shared_ptr<Communicator> comm = communicator(plan, plan, streams);
-    nccl_broadcast(*comm, streams, plan.data, n * plan.element_size, root);
-    streams.finish();
-    return;
-  }
-  run(list, plan, plan, transport, links);
+  const bool split = n * plan.element_size >= device_split_broadcast_min_bytes;
+  Operation op = operation(Collective::broadcast, plan, plan, device_broadcast_transfers(plan.layout, root, Range{0, n}, split));
+  op.root = root;
+  run(op, n * plan.element_size, options, where);
 }
 
-void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType type, ReduceOp op,
+void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType type, ReduceOp reduce_op,
                  const CommOptions& options, const char* where) {
   Impl& plan = PlanAccess::impl(plan_base);
   check_replicated(plan, "plan", "a reduction", where);
@@ -319,36 +200,23 @@ void reduce_plan(PlanBase& plan_base, bool all, std::size_t root, ElementType ty
   if (plan.devices.size() == 1) return;  // one replica is its own reduction
   const std::size_t n = plan.layout.size();
   const std::size_t granularity = std::max<std::size_t>(1, all_reduce_alignment / plan.element_size);
-  // The list also names the links, which decide whether peer access is possible; the links are
-  // kept, so an operation that runs as an NCCL collective builds no list.
-  std::optional<TransferList> list;
-  const auto make_list = [&] {
-    list = all ? all_reduce_transfers(plan.layout, Range{0, n}, granularity)
-               : reduce_transfers(plan.layout, root, Range{0, n});
+  // The links decide which transports can run it; they are computed once per plan and root,
+  // so an operation that runs as an NCCL collective builds no list.
+  const auto make_list = [&plan, all, root, n, granularity] {
+    return all ? all_reduce_transfers(plan.layout, Range{0, n}, granularity) : reduce_transfers(plan.layout, root, Range{0, n});
   };
   const std::pair<bool, std::size_t> key{all, all ? 0 : root};
   auto known = plan.reduce_links.find(key);
-  if (known == plan.reduce_links.end()) {
-    make_list();
-    known = plan.reduce_links.emplace(key, links_used(*list, plan, plan)).first;
-  }
-  const std::vector<std::pair<int, int>>& links = known->second;
-  const Transport transport =
-      choose(all ? Collective::all_reduce : Collective::reduce, n * plan.element_size, options, links,
-             plan, plan, where);
-  if (transport == Transport::nccl) {
-    OpStreams streams(plan.endpoint(), plan.endpoint());
-    const std::shared_ptr<Communicator> comm = communicator(plan, plan, streams);
-    if (all) {
-      nccl_all_reduce(*comm, streams, plan.data, n, type, op);
-    } else {
-      nccl_reduce(*comm, streams, plan.data, n, type, op, root);
-    }
-    streams.finish();
-    return;
-  }
-  if (!list) make_list();
-  run(*list, plan, plan, transport, links, type, op);
+  if (known == plan.reduce_links.end()) known = plan.reduce_links.emplace(key, links_used(make_list(), plan, plan)).first;
+  Operation op(make_list);
+  op.kind = all ? Collective::all_reduce : Collective::reduce;
+  op.src = op.dst = plan.endpoint();
+  op.part = Range{0, n};
+  op.root = root;
+  op.type = type;
+  op.op = reduce_op;
+  op.links = known->second;
+  run(op, n * plan.element_size, options, where);
 }
 
 }  // namespace cush::detail

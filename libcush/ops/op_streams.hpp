@@ -10,16 +10,23 @@
 #include <span>
 #include <vector>
 
+#include "cush/layout.hpp"
 #include "host/executor.hpp"
 
 namespace cush::detail {
 
-/// One side of an operation: a plan's device ids, buffers, streams and lanes (by position).
+struct TransportResources;  // transports/resources.hpp
+
+/// One side of an operation: a plan's device ids, buffers, streams and lanes (by position), its
+/// layout and element size, and what the transports keep for it.
 struct Endpoint {
   std::span<const int> ids;
   std::span<void* const> data;
   std::span<const cudaStream_t> streams;
   Lanes* lanes = nullptr;
+  const Layout* layout = nullptr;
+  std::size_t element_size = 0;
+  TransportResources* resources = nullptr;
 };
 
 class OpStreams {

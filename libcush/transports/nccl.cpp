@@ -1,17 +1,54 @@
-#include "transports/nccl.hpp"
+// The nccl transport: NCCL collectives and grouped send/receive on one communicator per ordered
+// list of devices, created on first use and shared by every plan that used it; destroyed when
+// the last such plan is. Broadcasts, reductions and regular all-gathers run as one NCCL
+// collective; every other operation as grouped send/receive of its transfer list.
 
 #include <nccl.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
+#include "cush/stream.hpp"
+#include "transports/backend.hpp"
+#include "transports/resources.hpp"
 
 namespace cush::detail {
+
+class Communicator {
+ public:
+  /// The communicator of `devices` (rank i = devices[i]), created if no plan holds one.
+  static std::shared_ptr<Communicator> of(std::span<const int> devices);
+  explicit Communicator(std::span<const int> devices);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  [[nodiscard]] const std::vector<int>& devices() const noexcept { return devices_; }
+  [[nodiscard]] std::size_t size() const noexcept { return devices_.size(); }
+  [[nodiscard]] ncclComm* comm(std::size_t rank) const { return comms_.at(rank); }
+  /// The rank of CUDA device `device`.
+  [[nodiscard]] std::size_t rank_of(int device) const;
+
+  /// Operations on one communicator must run in the same order on every rank, even when they
+  /// come from different plans' streams: each waits for the previous one on its rank (unless
+  /// it runs on the same stream, which orders them already).
+  void begin(std::size_t rank, cudaStream_t stream) const;
+  void end(std::size_t rank, cudaStream_t stream) const;
+
+ private:
+  std::vector<int> devices_;
+  std::vector<ncclComm*> comms_;
+  std::vector<Event> last_;
+  mutable std::vector<cudaStream_t> last_stream_;  // where last_ was recorded
+};
 
 namespace {
 
@@ -142,6 +179,10 @@ void Communicator::end(std::size_t rank, cudaStream_t stream) const {
   last_stream_.at(rank) = stream;
 }
 
+namespace {
+
+// Grouped send/receive for each copy of `list` (local ones as device copies); transfers that
+// wait for others go in later groups. `comm` contains every device of `streams`.
 void execute_nccl(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
                   Communicator& comm, OpStreams& streams) {
   // Wave of each transfer: one more than the wave of the transfer it waits for.
@@ -219,6 +260,66 @@ void nccl_all_gather(Communicator& comm, OpStreams& streams, std::span<void* con
     CUSH_NCCL_CHECK(ncclAllGather(send[r], recv[r], bytes, ncclUint8, comm.comm(r), ranks[r]));
   group.end();
   ranks.end();
+}
+
+// A regular all-gather (equal segments, same devices in the same order) is one NCCL call.
+bool all_gather_fits(const Operation& op) {
+  const Layout& src = *op.src.layout;
+  const Layout& dst = *op.dst.layout;
+  if (src.is_replicated() || !dst.is_replicated()) return false;
+  if (!std::equal(op.src.ids.begin(), op.src.ids.end(), op.dst.ids.begin(), op.dst.ids.end())) return false;
+  if (op.part.offset != 0 || op.part.count != src.size()) return false;
+  const std::size_t c = src.segment(0).count;
+  return std::all_of(src.segments().begin(), src.segments().end(), [&](const Range& r) { return r.count == c; });
+}
+
+// The communicator of the operation's devices, held by both plans.
+std::shared_ptr<Communicator> communicator(const Operation& op, const OpStreams& streams) {
+  const std::vector<int> ids = streams.devices();
+  // An operation within one plan over the devices of a communicator it used before takes that
+  // one without the process-wide registry (and its lock).
+  if (op.within_one_plan())
+    for (const std::shared_ptr<Communicator>& c : op.src.resources->communicators)
+      if (c->devices() == ids) return c;
+  std::shared_ptr<Communicator> comm = Communicator::of(ids);
+  hold(op.src.resources->communicators, comm);
+  hold(op.dst.resources->communicators, comm);
+  return comm;
+}
+
+class Nccl final : public TransportBackend {
+ public:
+  std::string refusal(const Operation& op) const override {
+    if (op.capturing()) return "cush does not capture nccl operations into graphs; use peer or host_staging";
+    return {};
+  }
+  Transport fallback() const noexcept override { return Transport::peer; }
+  void enqueue(const Operation& op, OpStreams& streams) const override {
+    const std::shared_ptr<Communicator> comm = communicator(op, streams);
+    const std::size_t es = op.src.element_size;
+    const std::size_t n = op.part.count;
+    switch (op.kind) {
+      case Collective::all_gather:
+        if (!all_gather_fits(op)) break;
+        nccl_all_gather(*comm, streams, op.src.data, op.dst.data, op.src.layout->segment(0).count * es);
+        return;
+      case Collective::broadcast:
+        if (streams.size() < 2) break;
+        nccl_broadcast(*comm, streams, op.dst.data, n * es, op.root);
+        return;
+      case Collective::reduce: nccl_reduce(*comm, streams, op.dst.data, n, op.type, op.op, op.root); return;
+      case Collective::all_reduce: nccl_all_reduce(*comm, streams, op.dst.data, n, op.type, op.op); return;
+      default: break;
+    }
+    execute_nccl(op.list(), es, op.src, op.dst, *comm, streams);
+  }
+};
+
+}  // namespace
+
+const TransportBackend& nccl_backend() {
+  static const Nccl instance;
+  return instance;
 }
 
 }  // namespace cush::detail

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
-#include "cush/device_set.hpp"
 #include "cush/error.hpp"
+#include "transports/backend.hpp"
+#include "transports/resources.hpp"
 
 namespace cush::detail {
 
@@ -16,7 +20,7 @@ namespace {
 // Bytes per block of a device's kernel, and the most blocks (fewer than the SMs of a current
 // data-centre GPU, so that all are resident at once; every block spins while it waits).
 constexpr std::size_t bytes_per_block = std::size_t{4} << 10;
-constexpr unsigned max_blocks = 128;
+constexpr unsigned peer_kernel_max_blocks = 128;
 
 using Key = std::vector<std::pair<int, cudaStream_t>>;
 std::mutex registry_mutex;
@@ -116,9 +120,10 @@ std::vector<Piece> pieces_of(const TransferList& list, std::size_t es, const End
   return out;
 }
 
-}  // namespace
-
-bool peer_kernel_fits(const TransferList& list, const OpStreams& streams) {
+// True if `list` can run on the kernel: no combines, no ordered pieces (`after`), at most
+// peer_kernel_max_pieces pieces leaving any device and at most peer_kernel_max_devices
+// participants.
+bool fits(const TransferList& list, const OpStreams& streams) {
   if (streams.size() > peer_kernel_max_devices) return false;
   std::vector<std::size_t> per_part(streams.size(), 0);
   for (const Transfer& t : list) {
@@ -129,8 +134,9 @@ bool peer_kernel_fits(const TransferList& list, const OpStreams& streams) {
   return true;
 }
 
-void execute_peer_kernel(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
-                         OpStreams& streams, PeerGroup& group) {
+// Enqueues `list` (which fits) on `streams`, one kernel per participant.
+void execute(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
+             OpStreams& streams, PeerGroup& group) {
   const std::size_t p = streams.size();
   std::vector<PeerKernelArgs> args(p);
   std::vector<std::size_t> bytes(p, 0);
@@ -148,10 +154,54 @@ void execute_peer_kernel(const TransferList& list, std::size_t element_size, con
     bytes[piece.part] += piece.piece.bytes;
   }
   for (std::size_t k = 0; k < p; ++k) {
-    const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes[k] / bytes_per_block, 1, max_blocks));
+    const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes[k] / bytes_per_block, 1, peer_kernel_max_blocks));
     DeviceGuard guard(streams.device(k));  // kernels launch on the current device
     launch_peer_kernel(args[k], blocks, streams.work(k));
   }
+}
+
+// The CUDA ids of the devices taking part (the destination's, then the source's others).
+std::vector<int> participants(const Operation& op) {
+  std::vector<int> ids(op.dst.ids.begin(), op.dst.ids.end());
+  for (int id : op.src.ids)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  return ids;
+}
+
+class PeerKernel final : public TransportBackend {
+ public:
+  std::string refusal(const Operation& op) const override {
+    if (op.capturing()) return "cush does not capture peer_kernel operations into graphs; use peer or host_staging";
+    // Every participant stores into every other's flags, not only where data moves.
+    const std::vector<int> ids = participants(op);
+    for (int a : ids)
+      for (int b : ids)
+        if (a < b && !can_reach(a, b))
+          return "devices " + std::to_string(a) + " and " + std::to_string(b) + " have no peer access";
+    return {};
+  }
+  Transport fallback() const noexcept override { return Transport::peer; }
+  // Reductions and lists the kernel cannot take run on the peer transport (transport.hpp).
+  void enqueue(const Operation& op, OpStreams& streams) const override {
+    if (!fits(op.list(), streams)) {
+      backend(Transport::peer).enqueue(op, streams);
+      return;
+    }
+    const std::vector<int> ids = streams.devices();
+    std::vector<cudaStream_t> work;
+    for (std::size_t k = 0; k < streams.size(); ++k) work.push_back(streams.work(k));
+    const std::shared_ptr<PeerGroup> group = PeerGroup::of(ids, work);
+    hold(op.src.resources->peer_groups, group);
+    hold(op.dst.resources->peer_groups, group);
+    execute(op.list(), op.src.element_size, op.src, op.dst, streams, *group);
+  }
+};
+
+}  // namespace
+
+const TransportBackend& peer_kernel_backend() {
+  static const PeerKernel instance;
+  return instance;
 }
 
 }  // namespace cush::detail

@@ -18,10 +18,6 @@
 #include <span>
 #include <vector>
 
-#include "ops/op_streams.hpp"
-#include "cush/stream.hpp"
-#include "host/transfer.hpp"
-
 namespace cush::detail {
 
 inline constexpr std::size_t peer_kernel_max_devices = 16;
@@ -82,14 +78,5 @@ class PeerGroup {
   std::vector<unsigned*> flags_;
   unsigned epoch_ = 0;
 };
-
-/// True if `list` can run on peer_kernel: no combines, no ordered pieces (`after`), at most
-/// peer_kernel_max_pieces pieces leaving any device and at most peer_kernel_max_devices
-/// participants. (Every pair of participants also needs peer access; the caller checks.)
-bool peer_kernel_fits(const TransferList& list, const OpStreams& streams);
-
-/// Enqueues `list` (which must fit) on `streams`, one kernel per participant.
-void execute_peer_kernel(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
-                         OpStreams& streams, PeerGroup& group);
 
 }  // namespace cush::detail

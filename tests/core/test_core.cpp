@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cush/cush.hpp"
+#include "core/device_ids.hpp"
 #include "core/format.hpp"
 #include "core/thread_pool.hpp"
 #include "support/random.hpp"

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/peer_access.hpp"
 #include "cush/cush.hpp"
 #include "support/gpu.hpp"
 

@@ -1,0 +1,20 @@
+#pragma once
+// The one place that asks CUDA whether one device can reach another's memory, and that enables
+// peer access. Both answers are cached for the process: capabilities do not change while it runs,
+// and enabling is a per-process, per-ordered-pair state of the driver.
+
+namespace cush::detail {
+
+/// True if kernels and copy engines of device `accessor` can read and write device `owner`'s
+/// memory over a peer link (cudaDeviceCanAccessPeer); true for a device and itself.
+[[nodiscard]] bool can_access(int accessor, int owner);
+
+/// True if two devices can reach each other both ways: what a copy between them over the peer
+/// links, or a kernel storing into the other, needs.
+[[nodiscard]] bool can_reach(int a, int b);
+
+/// Enables access from device `from` to device `to` once per process; false if the pair has no
+/// peer access (nothing is enabled then), true once enabled (also by the application before us).
+bool enable_peer_access_once(int from, int to);
+
+}  // namespace cush::detail

@@ -1,0 +1,49 @@
+#include "transports/backend.hpp"
+
+#include <algorithm>
+
+#include "cush/error.hpp"
+#include "transports/peer_kernel.hpp"
+
+namespace cush::detail {
+
+const TransportBackend& peer_backend();          // peer.cpp
+const TransportBackend& nccl_backend();          // nccl.cpp
+const TransportBackend& host_staging_backend();  // host_staging.cpp
+const TransportBackend& peer_kernel_backend();   // peer_kernel.cpp
+
+const TransferList& Operation::list() const {
+  if (!list_) list_ = make_list_();
+  return *list_;
+}
+
+bool Operation::capturing() const {
+  if (!capturing_) {
+    const auto any = [](const Endpoint& e) {
+      return std::any_of(e.streams.begin(), e.streams.end(), [](cudaStream_t s) { return detail::capturing(s); });
+    };
+    capturing_ = any(src) || (!within_one_plan() && any(dst));
+  }
+  return *capturing_;
+}
+
+const TransportBackend& backend(Transport t) {
+  switch (t) {
+    case Transport::peer: return peer_backend();
+    case Transport::nccl: return nccl_backend();
+    case Transport::host_staging: return host_staging_backend();
+    case Transport::peer_kernel: return peer_kernel_backend();
+    case Transport::automatic: break;
+  }
+  throw Error("cush: 'automatic' is a choice of transport, not a transport");
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  CUSH_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+void prepare_transports(int device) { preload_peer_kernel(device); }
+
+}  // namespace cush::detail
