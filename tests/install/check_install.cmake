@@ -1,0 +1,22 @@
+# Run with -DMANIFEST=<build>/install_manifest.txt -DSOURCE=<source dir>: the installed include
+# tree must hold exactly the public headers (include/cush/*.hpp), and nothing from the library's
+# private headers or any subfolder.
+file(STRINGS "${MANIFEST}" installed)
+file(GLOB public RELATIVE "${SOURCE}/include" "${SOURCE}/include/cush/*.hpp")
+set(headers)
+foreach(path IN LISTS installed)
+  if(path MATCHES "/include/(.*)$")
+    list(APPEND headers "${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+list(SORT headers)
+list(SORT public)
+if(NOT headers STREQUAL public)
+  set(extra ${headers})
+  list(REMOVE_ITEM extra ${public})
+  set(missing ${public})
+  list(REMOVE_ITEM missing ${headers})
+  message(FATAL_ERROR "installed headers differ from include/cush/*.hpp:\n  installed but not public: ${extra}\n  public but not installed: ${missing}")
+endif()
+list(LENGTH headers count)
+message(STATUS "install manifest: ${count} public headers, nothing else under include/")
