@@ -18,8 +18,8 @@ MultiCush<T>::MultiCush(Dims d, int gpus, std::size_t blocks)
 template <class T>
 void MultiCush<T>::product(std::size_t block) {
   b_.for_each([&](cush::Segment<T> b) {
-    const cush::Segment<T> a = a_.segment(b.index(), cush::Slice{block, blocks_});
-    gemm_rows(b.stream(), a.size() / d_.n, d_, a.data(), b.data(), c_.segment(b.index(), cush::Slice{block, blocks_}).data());
+    const cush::Segment<T> a = a_.segment(b.pos(), cush::Slice{block, blocks_});
+    gemm_rows(b.stream(), a.size() / d_.n, d_, a.data(), b.data(), c_.segment(b.pos(), cush::Slice{block, blocks_}).data());
   });
 }
 

@@ -10,6 +10,7 @@
 #include "cush/error.hpp"
 #include "cush/field.hpp"
 #include "cush/grid.hpp"
+#include "cush/host_device.hpp"
 #include "cush/host_memory.hpp"
 #include "cush/layout.hpp"
 #include "cush/plan.hpp"

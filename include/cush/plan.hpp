@@ -19,11 +19,13 @@
 #include "cush/distribution.hpp"
 #include "cush/layout.hpp"
 #include "cush/segment.hpp"
+#include "cush/stream.hpp"
 
 namespace cush {
 
 namespace detail {
 struct PlanAccess;
+class StreamSet;
 [[noreturn]] void throw_size_mismatch(std::size_t got, std::size_t expected, const char* where);
 }
 
@@ -59,6 +61,10 @@ class PlanBase {
  protected:
   PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
            const char* where);
+  PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
+           std::span<const StreamRef> streams, const char* where);
+  PlanBase(const PlanBase& like, std::size_t n, std::size_t element_size, const Distribution& distribution,
+           const char* where);
   [[nodiscard]] void* device_data(std::size_t pos) const;
   void scatter_bytes(const void* host, Range part, const char* where);
   void scatter_slice_bytes(const void* host, Slice s, const char* where);
@@ -72,6 +78,8 @@ class PlanBase {
  private:
   friend struct detail::PlanAccess;
   struct Impl;
+  void allocate(DeviceSet devices, const Distribution& distribution, Layout layout, std::size_t element_size,
+                std::shared_ptr<const detail::StreamSet> streams, const char* where);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -101,6 +109,23 @@ class Plan : public PlanBase {
   /// @param distribution how to divide them (default: uniform)
   Plan(DeviceSet devices, std::size_t n, const Distribution& distribution = Distribution::uniform())
       : PlanBase(std::move(devices), n, sizeof(T), distribution, "cush::Plan") {}
+
+  /// A plan whose operations run on the caller's streams: streams[i] is a created stream (not
+  /// the default stream) of devices[i]. cush never destroys them; they must outlive the plan,
+  /// whose destruction waits for them. Work the caller enqueues on them is ordered with the
+  /// plan's operations, as on stream(pos). InvalidArgument, before anything is allocated, for a
+  /// wrong count, a default stream or a stream of another device.
+  Plan(DeviceSet devices, std::size_t n, const Distribution& distribution, std::span<const StreamRef> streams)
+      : PlanBase(std::move(devices), n, sizeof(T), distribution, streams, "cush::Plan") {}
+
+  /// A new plan of n elements (of any distribution) on the devices and streams of `like`, a plan
+  /// of any element type: their operations and kernels on a device are ordered as enqueued,
+  /// without after(). The streams live as long as either plan.
+  /// `auto out = cush::Plan<float>::alike(in, n);`
+  [[nodiscard]] static Plan alike(const PlanBase& like, std::size_t n,
+                                  const Distribution& distribution = Distribution::uniform()) {
+    return Plan(like, n, distribution, Alike{});
+  }
 
   /// The segment of the device at position `pos` of the set.
   [[nodiscard]] Segment<T> segment(std::size_t pos) const {
@@ -173,6 +198,9 @@ class Plan : public PlanBase {
   void pin_host(std::span<const T> host) { pin_host_bytes(host.data(), host.size_bytes()); }
 
  private:
+  struct Alike {};
+  Plan(const PlanBase& like, std::size_t n, const Distribution& distribution, Alike)
+      : PlanBase(like, n, sizeof(T), distribution, "cush::Plan::alike") {}
   template <class U>
   U* whole(std::span<U> host, const char* where) const {
     if (host.size() != size()) detail::throw_size_mismatch(host.size(), size(), where);

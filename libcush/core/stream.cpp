@@ -41,6 +41,10 @@ void Stream::synchronize() const {
   CUSH_CUDA_CHECK_AT(cudaStreamSynchronize(stream_), "stream on device " + std::to_string(device_));
 }
 
+void StreamRef::synchronize() const {
+  CUSH_CUDA_CHECK_AT(cudaStreamSynchronize(stream_), "stream on device " + std::to_string(device_));
+}
+
 Event::Event(int device, bool timing) : device_(device) {
   DeviceGuard guard(device);
   CUSH_CUDA_CHECK_AT(

@@ -34,10 +34,10 @@ struct Lane {
 };
 
 Lane lane_of(const Transfer& t) {
-  if (t.src.is_host()) return {static_cast<std::size_t>(t.dst.device), false};
-  if (t.dst.is_host() || t.src.device == t.dst.device) return {static_cast<std::size_t>(t.src.device), false};
+  if (t.src.is_host()) return {static_cast<std::size_t>(t.dst.pos), false};
+  if (t.dst.is_host() || t.src.pos == t.dst.pos) return {static_cast<std::size_t>(t.src.pos), false};
   // Peer copies into a device run beside its host traffic, so both links stay busy.
-  return {static_cast<std::size_t>(t.dst.device), true};
+  return {static_cast<std::size_t>(t.dst.pos), true};
 }
 
 // Host range pieces (pinned or pageable), relative to the host buffer's start.
@@ -87,7 +87,7 @@ bool idle(cudaStream_t stream) {
 
 std::string describe(const Transfer& t, std::size_t es) {
   auto end = [](const Location& l) {
-    return l.is_host() ? std::string("host") : "device position " + std::to_string(l.device);
+    return l.is_host() ? std::string("host") : "device position " + std::to_string(l.pos);
   };
   return std::to_string(t.count * es) + " bytes from " + end(t.src) + " to " + end(t.dst);
 }
@@ -108,8 +108,8 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
     const Lane lane = lane_of(t);
     if (!lane.aux) continue;
     aux_used[lane.pos] = true;
-    aux_touches[lane.pos][static_cast<std::size_t>(t.src.device)] = true;
-    aux_touches[lane.pos][static_cast<std::size_t>(t.dst.device)] = true;
+    aux_touches[lane.pos][static_cast<std::size_t>(t.src.pos)] = true;
+    aux_touches[lane.pos][static_cast<std::size_t>(t.dst.pos)] = true;
   }
   std::vector<std::size_t> next_event(p, 0);
   auto new_event = [&](std::size_t pos) { return ctx.lanes->event(pos, next_event[pos]++); };
@@ -146,7 +146,7 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
     if (t.after >= 0) CUSH_CUDA_CHECK(cudaStreamWaitEvent(stream, finished.at(static_cast<std::size_t>(t.after)), 0));
     const std::size_t bytes = t.count * es;
     if (t.src.is_host()) {
-      auto* dev = static_cast<std::byte*>(ctx.device_data[static_cast<std::size_t>(t.dst.device)]) + t.dst.offset * es;
+      auto* dev = static_cast<std::byte*>(ctx.device_data[static_cast<std::size_t>(t.dst.pos)]) + t.dst.offset * es;
       const auto* host = static_cast<const std::byte*>(ctx.host_src);
       const std::size_t base = t.src.offset * es;
       src_pieces.split(base, bytes, [&](std::size_t off, std::size_t n, bool pinned) {
@@ -158,7 +158,7 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
         }
       });
     } else if (t.dst.is_host()) {
-      const auto* dev = static_cast<const std::byte*>(ctx.device_data[static_cast<std::size_t>(t.src.device)]) + t.src.offset * es;
+      const auto* dev = static_cast<const std::byte*>(ctx.device_data[static_cast<std::size_t>(t.src.pos)]) + t.src.offset * es;
       auto* host = static_cast<std::byte*>(ctx.host_dst);
       const std::size_t base = t.dst.offset * es;
       dst_pieces.split(base, bytes, [&](std::size_t off, std::size_t n, bool pinned) {
@@ -170,8 +170,8 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
         }
       });
     } else {
-      const auto s = static_cast<std::size_t>(t.src.device);
-      const auto d = static_cast<std::size_t>(t.dst.device);
+      const auto s = static_cast<std::size_t>(t.src.pos);
+      const auto d = static_cast<std::size_t>(t.dst.pos);
       const auto* from = static_cast<const std::byte*>(ctx.device_data[s]) + t.src.offset * es;
       auto* to = static_cast<std::byte*>(ctx.device_data[d]) + t.dst.offset * es;
       CUSH_CUDA_CHECK_AT(cudaMemcpyPeerAsync(to, ctx.device_ids[d], from, ctx.device_ids[s], bytes, stream),

@@ -30,27 +30,50 @@ void throw_size_mismatch(std::size_t got, std::size_t expected, const char* wher
 }  // namespace detail
 
 
-PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
-                   const char* where) {
+namespace {
+Layout checked_layout(const DeviceSet& devices, std::size_t n, std::size_t element_size,
+                      const Distribution& distribution, const char* where) {
   if (n == 0) throw InvalidArgument(where, "n", "a plan needs at least one element");
   if (element_size == 0 || n > std::numeric_limits<std::size_t>::max() / element_size)
     throw InvalidArgument(where, "n", std::to_string(n) + " elements of " + std::to_string(element_size) +
                                           " bytes overflow the address space");
-  Layout layout = Layout::make(n, distribution, devices.topology().devices());
+  return Layout::make(n, distribution, devices.topology().devices());
+}
+}  // namespace
 
+PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
+                   const char* where) {
+  Layout layout = checked_layout(devices, n, element_size, distribution, where);
+  auto streams = std::make_shared<const detail::StreamSet>(devices.ids());
+  allocate(std::move(devices), distribution, std::move(layout), element_size, std::move(streams), where);
+}
+
+PlanBase::PlanBase(DeviceSet devices, std::size_t n, std::size_t element_size, const Distribution& distribution,
+                   std::span<const StreamRef> streams, const char* where) {
+  Layout layout = checked_layout(devices, n, element_size, distribution, where);
+  auto set = std::make_shared<const detail::StreamSet>(devices.ids(), streams, where);
+  allocate(std::move(devices), distribution, std::move(layout), element_size, std::move(set), where);
+}
+
+PlanBase::PlanBase(const PlanBase& like, std::size_t n, std::size_t element_size, const Distribution& distribution,
+                   const char* where) {
+  if (!like.impl_) throw InvalidArgument(where, "like", "was moved from");
+  Layout layout = checked_layout(like.impl_->devices, n, element_size, distribution, where);
+  allocate(like.impl_->devices, distribution, std::move(layout), element_size, like.impl_->streams, where);
+}
+
+void PlanBase::allocate(DeviceSet devices, const Distribution& distribution, Layout layout, std::size_t element_size,
+                        std::shared_ptr<const detail::StreamSet> streams, const char* where) {
   // Every argument is checked before the first allocation. Free memory is not asked first
   // (cudaMemGetInfo costs ~5 us per device, a fifth of making a small plan): a failed
   // allocation frees what was allocated and reports the device, the need and what is free.
-  auto impl = std::make_unique<Impl>(std::move(devices), distribution, std::move(layout), element_size);
+  auto impl = std::make_unique<Impl>(std::move(devices), distribution, std::move(layout), element_size, std::move(streams));
   const std::size_t p = impl->devices.size();
   // Peer access is enabled when an operation first copies between devices, not here: once
   // enabled, every cudaMalloc and cudaFree on those devices also maps the memory into the peer,
   // which slows allocation-heavy code in proportion to the size.
-  impl->streams.reserve(p);
   impl->buffers.reserve(p);
   for (std::size_t pos = 0; pos < p; ++pos) {
-    impl->streams.emplace_back(impl->devices[pos]);
-    impl->stream_handles.push_back(impl->streams.back().get());
     const std::size_t needed = impl->layout.capacity(pos) * element_size;
     try {
       impl->buffers.emplace_back(impl->devices[pos], needed);
@@ -79,9 +102,9 @@ void* PlanBase::device_data(std::size_t pos) const { return impl_->data.at(pos);
 void PlanBase::wait() const {
   // Synchronize every device even if one failed, then report the first failure.
   std::exception_ptr first;
-  for (const Stream& s : impl_->streams) {
+  for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos) {
     try {
-      s.synchronize();
+      StreamRef(impl_->devices[pos], impl_->stream_handles[pos]).synchronize();
     } catch (...) {
       if (!first) first = std::current_exception();
     }
@@ -90,7 +113,7 @@ void PlanBase::wait() const {
 }
 
 bool PlanBase::done() const {
-  for (std::size_t pos = 0; pos < impl_->streams.size(); ++pos) {
+  for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos) {
     const cudaError_t status = cudaStreamQuery(impl_->stream_handles[pos]);
     if (status == cudaErrorNotReady) return false;
     CUSH_CUDA_CHECK_AT(status, "plan stream on device " + std::to_string(impl_->devices[pos]));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "host/executor.hpp"
+#include "core/stream_set.hpp"
 #include "ops/op_streams.hpp"
 #include "transports/resources.hpp"
 #include "cush/device_buffer.hpp"
@@ -17,15 +18,25 @@
 namespace cush {
 
 struct PlanBase::Impl {
-  Impl(DeviceSet d, const Distribution& dist, Layout l, std::size_t es)
-      : devices(std::move(d)), distribution(dist), layout(std::move(l)), element_size(es), lanes(devices.ids()) {}
+  Impl(DeviceSet d, const Distribution& dist, Layout l, std::size_t es, std::shared_ptr<const detail::StreamSet> s)
+      : devices(std::move(d)),
+        distribution(dist),
+        layout(std::move(l)),
+        element_size(es),
+        lanes(devices.ids()),
+        streams(std::move(s)),
+        stream_handles(streams->handles().begin(), streams->handles().end()) {}
+  // The streams may be shared or the caller's: wait for them before anything is freed.
+  ~Impl() { detail::synchronize_noexcept(stream_handles); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   DeviceSet devices;
   Distribution distribution;
   Layout layout;
   std::size_t element_size;
-  // Destroyed in reverse order: streams finish first, then buffers are freed, then host
-  // registrations released.
+  // Destroyed in reverse order, after the destructor waited for the streams: the plan's own
+  // auxiliary streams finish, then buffers are freed, then host registrations released.
   std::vector<HostRegistration> pinned_hosts;
   // What the transports keep for this plan (communicators, peer_kernel groups, staging slots).
   detail::TransportResources transport_resources;
@@ -34,8 +45,8 @@ struct PlanBase::Impl {
   std::map<std::pair<bool, std::size_t>, std::vector<std::pair<int, int>>> reduce_links;
   std::vector<DeviceBuffer> buffers;
   detail::Lanes lanes;
-  std::vector<Stream> streams;
-  std::vector<cudaStream_t> stream_handles;
+  std::shared_ptr<const detail::StreamSet> streams;  // shared by plans made alike
+  std::vector<cudaStream_t> stream_handles;          // streams->handles()
   std::vector<void*> data;
 
   detail::Endpoint endpoint() {

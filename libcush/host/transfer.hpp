@@ -15,16 +15,16 @@ namespace cush {
 /// @brief One end of a copy: the host buffer of the operation, or the buffer of a device.
 struct Location {
   static constexpr int host = -1;
-  int device = host;       ///< position in the plan's device set, or `host`
+  int pos = host;          ///< position in the plan's device set, or `host`
   std::size_t offset = 0;  ///< elements from the start of that buffer
-  [[nodiscard]] constexpr bool is_host() const noexcept { return device == host; }
+  [[nodiscard]] constexpr bool is_host() const noexcept { return pos == host; }
   friend constexpr bool operator==(const Location&, const Location&) = default;
 };
 
 /// @brief Copy `count` elements from `src` to `dst`, once transfer `after` (if >= 0) is done.
 ///
-/// In lists between two plans (device_transfers.hpp) `src.device` is a position in the source
-/// plan's set and `dst.device` one in the destination's. A `combine` transfer does not copy: it
+/// In lists between two plans (device_transfers.hpp) `src.pos` is a position in the source
+/// plan's set and `dst.pos` one in the destination's. A `combine` transfer does not copy: it
 /// replaces each destination element by the reduction of it and the source element.
 struct Transfer {
   Location src;

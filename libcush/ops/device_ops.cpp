@@ -39,8 +39,8 @@ void check_replicated(const Impl& plan, const char* argument, const char* what, 
 std::size_t message_bytes(const TransferList& list, const Impl& src, const Impl& dst) {
   std::vector<std::pair<int, std::size_t>> received;
   for (const Transfer& t : list) {
-    const int from = src.devices[static_cast<std::size_t>(t.src.device)];
-    const int to = dst.devices[static_cast<std::size_t>(t.dst.device)];
+    const int from = src.devices[static_cast<std::size_t>(t.src.pos)];
+    const int to = dst.devices[static_cast<std::size_t>(t.dst.pos)];
     if (from == to) continue;
     auto it = std::find_if(received.begin(), received.end(), [&](const auto& r) { return r.first == to; });
     if (it == received.end()) it = received.insert(received.end(), {to, 0});
@@ -55,8 +55,8 @@ std::size_t message_bytes(const TransferList& list, const Impl& src, const Impl&
 std::vector<std::pair<int, int>> links_used(const TransferList& list, const Impl& src, const Impl& dst) {
   std::vector<std::pair<int, int>> links;
   for (const Transfer& t : list) {
-    const std::pair<int, int> l{src.devices[static_cast<std::size_t>(t.src.device)],
-                                dst.devices[static_cast<std::size_t>(t.dst.device)]};
+    const std::pair<int, int> l{src.devices[static_cast<std::size_t>(t.src.pos)],
+                                dst.devices[static_cast<std::size_t>(t.dst.pos)]};
     if (l.first != l.second && std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
   }
   return links;

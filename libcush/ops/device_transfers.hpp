@@ -2,8 +2,8 @@
 /// @file device_transfers.hpp
 /// @brief What moves where in the GPU<->GPU operations. Pure host code, tested without GPUs.
 ///
-/// Every function returns a TransferList whose `src.device` indexes the source layout and whose
-/// `dst.device` indexes the destination layout (the same layout for broadcast and reductions).
+/// Every function returns a TransferList whose `src.pos` indexes the source layout and whose
+/// `dst.pos` indexes the destination layout (the same layout for broadcast and reductions).
 /// Executing the list in order, with `after` respected, performs the operation; transfers
 /// without a dependency between them may run concurrently. Device ids are needed only to prefer
 /// copies within one GPU where a replica is already there.

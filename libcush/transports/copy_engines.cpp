@@ -16,8 +16,8 @@ namespace {
 constexpr std::size_t local_aux_min_bytes = std::size_t{1} << 20;
 
 ResolvedTransfer resolve(const Transfer& t, const Operation& op, const OpStreams& streams) {
-  const auto s = static_cast<std::size_t>(t.src.device);
-  const auto d = static_cast<std::size_t>(t.dst.device);
+  const auto s = static_cast<std::size_t>(t.src.pos);
+  const auto d = static_cast<std::size_t>(t.dst.pos);
   const std::size_t es = op.src.element_size;
   return ResolvedTransfer{streams.of_src(s), streams.of_dst(d),
                           static_cast<const std::byte*>(op.src.data[s]) + t.src.offset * es,

@@ -199,8 +199,8 @@ void execute_nccl(const TransferList& list, std::size_t element_size, const Endp
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Transfer& t = list[i];
       if (wave[i] != w || t.count == 0) continue;
-      const auto s = static_cast<std::size_t>(t.src.device);
-      const auto d = static_cast<std::size_t>(t.dst.device);
+      const auto s = static_cast<std::size_t>(t.src.pos);
+      const auto d = static_cast<std::size_t>(t.dst.pos);
       const auto* from = static_cast<const std::byte*>(src.data[s]) + t.src.offset * element_size;
       auto* to = static_cast<std::byte*>(dst.data[d]) + t.dst.offset * element_size;
       const std::size_t bytes = t.count * element_size;

@@ -111,8 +111,8 @@ std::vector<Piece> pieces_of(const TransferList& list, std::size_t es, const End
   std::vector<Piece> out;
   for (const Transfer& t : list) {
     if (t.count == 0) continue;
-    const auto s = static_cast<std::size_t>(t.src.device);
-    const auto d = static_cast<std::size_t>(t.dst.device);
+    const auto s = static_cast<std::size_t>(t.src.pos);
+    const auto d = static_cast<std::size_t>(t.dst.pos);
     out.push_back(Piece{streams.of_src(s),
                         PeerPiece{static_cast<const std::byte*>(src.data[s]) + t.src.offset * es,
                                   static_cast<std::byte*>(dst.data[d]) + t.dst.offset * es, t.count * es}});
@@ -129,7 +129,7 @@ bool fits(const TransferList& list, const OpStreams& streams) {
   for (const Transfer& t : list) {
     if (t.combine || t.after >= 0) return false;
     if (t.count == 0) continue;
-    if (++per_part[streams.of_src(static_cast<std::size_t>(t.src.device))] > peer_kernel_max_pieces) return false;
+    if (++per_part[streams.of_src(static_cast<std::size_t>(t.src.pos))] > peer_kernel_max_pieces) return false;
   }
   return true;
 }

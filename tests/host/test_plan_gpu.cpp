@@ -45,7 +45,7 @@ TEST(PlanGpu, SegmentsFollowTheLayoutInDeviceOrder) {
     for (std::size_t pos = 0; pos < order.size(); ++pos) {
       const cush::Segment<float> s = plan.segment(pos);
       EXPECT_EQ(s.device(), order[pos]);
-      EXPECT_EQ(s.index(), pos);
+      EXPECT_EQ(s.pos(), pos);
       EXPECT_EQ(s.offset(), next);
       EXPECT_EQ(s.size(), plan.layout().capacity(pos));
       EXPECT_EQ(s.data() != nullptr, s.size() > 0);
@@ -119,7 +119,7 @@ TEST(PlanGpu, AfterOrdersThisPlansStreamsAfterTheOthers) {
     c.after(a);
     c.after(c);  // a plan after itself: nothing to do
     c.for_each([&a](cush::Segment<float> s) {
-      ASSERT_EQ(cudaMemcpyAsync(s.data(), a.segment(s.index()).data(), s.bytes(), cudaMemcpyDeviceToDevice, s.stream()),
+      ASSERT_EQ(cudaMemcpyAsync(s.data(), a.segment(s.pos()).data(), s.bytes(), cudaMemcpyDeviceToDevice, s.stream()),
                 cudaSuccess);
     });
     std::vector<float> out(n, NAN);
@@ -173,5 +173,89 @@ TEST(PlanGpu, SlicesScatterViewAndGatherPartsOfEverySegment) {
       EXPECT_THROW(plan.scatter(in.data(), cush::Slice{parts, parts}), cush::InvalidArgument);
       EXPECT_THROW(plan.gather(out.data(), cush::Slice{0, 0}), cush::InvalidArgument);
     }
+  }
+}
+
+// Plans on the caller's streams: operations and the caller's kernels on those streams are
+// ordered as enqueued, the plan never destroys them, and its destruction waits for them.
+TEST(PlanGpu, RunsOnTheCallersStreams) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 50'001;
+  std::vector<float> in(n), out(n, NAN);
+  cush_test::fill_random(std::span<float>(in));
+  for (const auto& order : cush_test::device_orders()) {
+    SCOPED_TRACE(cush_test::to_string(order));
+    const cush::DeviceSet gpus(order);
+    std::vector<cush::Stream> mine;
+    std::vector<cush::StreamRef> refs;
+    for (int id : gpus) refs.emplace_back(mine.emplace_back(id));
+    {
+      cush::Plan<float> plan(gpus, n, cush::Distribution::uniform(), refs);
+      for (std::size_t pos = 0; pos < gpus.size(); ++pos) EXPECT_EQ(plan.stream(pos), mine[pos].get());
+      plan.scatter(in);
+      // The caller's own work on its stream, without for_each: ordered after the scatter.
+      for (std::size_t pos = 0; pos < gpus.size(); ++pos) {
+        const cush::Segment<float> s = plan.segment(pos);
+        const cush::DeviceGuard guard(s.device());
+        cush_test::spin(mine[pos].get(), 20);
+        cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, mine[pos].get());
+      }
+      plan.gather(out);
+    }  // destruction waits for the streams (the gather has finished when it returns)
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
+    for (const cush::Stream& s : mine) EXPECT_EQ(cudaStreamQuery(s.get()), cudaSuccess) << "the stream must live on";
+  }
+}
+
+TEST(PlanGpu, RejectsStreamsThatDoNotFit) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush::DeviceSet one{0};
+  const std::size_t free_before = one.free_memory(0);
+  cush::Stream s(0);
+  const std::vector<cush::StreamRef> none, two{s, s}, null_stream{cush::StreamRef(0, nullptr)},
+      legacy{cush::StreamRef(0, cudaStreamLegacy)}, said_other{cush::StreamRef(1, s.get())};
+  for (const auto* streams : {&none, &two, &null_stream, &legacy, &said_other})
+    EXPECT_THROW(cush::Plan<int>(one, 10, cush::Distribution::uniform(), *streams), cush::InvalidArgument);
+  if (cush::DeviceSet::available() > 1) {
+    cush::Stream on_1(1);
+    const std::vector<cush::StreamRef> lying{cush::StreamRef(0, on_1.get())};
+    try {
+      cush::Plan<int> plan(one, 10, cush::Distribution::uniform(), lying);
+      FAIL() << "a stream of device 1 for device 0 must be rejected";
+    } catch (const cush::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("belongs to device 1"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(one.free_memory(0), free_before);
+}
+
+// Plans made alike share the streams: a kernel on one plan's stream that reads the other's
+// segment needs no after(), and the streams outlive the plan they came from.
+TEST(PlanGpu, PlansMadeAlikeShareTheStreams) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 70'001;
+  std::vector<float> in(n), out(n, NAN);
+  cush_test::fill_random(std::span<float>(in));
+  for (const auto& order : cush_test::device_orders()) {
+    SCOPED_TRACE(cush_test::to_string(order));
+    auto a = std::make_unique<cush::Plan<float>>(cush::DeviceSet(order), n);
+    cush::Plan<float> c = cush::Plan<float>::alike(*a, n);
+    const auto other = cush::Plan<double>::alike(*a, 17, cush::Distribution::replicated());
+    EXPECT_EQ(c.devices(), a->devices());
+    EXPECT_EQ(other.layout().segment(0).count, 17U);
+    a->scatter(in);
+    a->for_each([](cush::Segment<float> s) {
+      cush_test::spin(s.stream(), 20);
+      cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream());
+    });
+    c.for_each([&a](cush::Segment<float> s) {
+      EXPECT_EQ(s.stream(), a->stream(s.pos()));
+      ASSERT_EQ(cudaMemcpyAsync(s.data(), a->segment(s.pos()).data(), s.bytes(), cudaMemcpyDeviceToDevice, s.stream()),
+                cudaSuccess);
+    });
+    a.reset();  // waits for its work; the streams stay with c
+    c.gather(out);
+    c.wait();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
   }
 }

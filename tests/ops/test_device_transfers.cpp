@@ -124,9 +124,9 @@ TEST(DeviceCopy, RandomLayoutsMoveEveryElementOfThePartOnce) {
     // From a replicated source, a replica on the destination's own GPU is used when there is one.
     if (src_rep)
       for (const auto& t : list) {
-        const int to = dst_ids[static_cast<std::size_t>(t.dst.device)];
+        const int to = dst_ids[static_cast<std::size_t>(t.dst.pos)];
         if (std::find(src_ids.begin(), src_ids.end(), to) != src_ids.end())
-          ASSERT_EQ(src_ids[static_cast<std::size_t>(t.src.device)], to);
+          ASSERT_EQ(src_ids[static_cast<std::size_t>(t.src.pos)], to);
       }
   }
 }
@@ -288,7 +288,7 @@ TEST(DeviceBroadcast, EveryReplicaGetsTheRootsPartDirectOrSplit) {
     // others (about twice the part), not p - 1 copies of it.
     if (split && p >= 3) {
       std::size_t from_root = 0;
-      for (const auto& t : list) from_root += t.src.device == static_cast<int>(root) ? t.count : 0;
+      for (const auto& t : list) from_root += t.src.pos == static_cast<int>(root) ? t.count : 0;
       ASSERT_LE(from_root, part.count + (p - 2) * ((part.count + p - 1) / p));
     }
   }

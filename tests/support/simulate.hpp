@@ -30,9 +30,9 @@ void simulate(const cush::TransferList& list, Memory<T>& m) {
     const cush::Transfer& t = list[i];
     if (t.after >= 0 && (static_cast<std::size_t>(t.after) >= i || !done[static_cast<std::size_t>(t.after)]))
       throw std::logic_error("transfer " + std::to_string(i) + " waits for a later transfer");
-    auto& src = t.src.is_host() ? m.host : m.devices.at(static_cast<std::size_t>(t.src.device));
-    auto& dst = t.dst.is_host() ? m.host : m.devices.at(static_cast<std::size_t>(t.dst.device));
-    auto& writes = t.dst.is_host() ? m.host_writes : m.device_writes.at(static_cast<std::size_t>(t.dst.device));
+    auto& src = t.src.is_host() ? m.host : m.devices.at(static_cast<std::size_t>(t.src.pos));
+    auto& dst = t.dst.is_host() ? m.host : m.devices.at(static_cast<std::size_t>(t.dst.pos));
+    auto& writes = t.dst.is_host() ? m.host_writes : m.device_writes.at(static_cast<std::size_t>(t.dst.pos));
     if (t.src.offset + t.count > src.size() || t.dst.offset + t.count > dst.size())
       throw std::out_of_range("transfer " + std::to_string(i) + " leaves its buffers");
     for (std::size_t k = 0; k < t.count; ++k) {

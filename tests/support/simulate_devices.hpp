@@ -29,8 +29,8 @@ std::vector<std::vector<unsigned>> simulate_devices(const cush::TransferList& li
     const cush::Transfer& t = list[i];
     if (t.after >= static_cast<int>(i)) throw std::logic_error("transfer " + std::to_string(i) + " waits for a later one");
     if (t.src.is_host() || t.dst.is_host()) throw std::logic_error("a device list names the host");
-    const auto& from = src.at(static_cast<std::size_t>(t.src.device));
-    auto& to = dst.at(static_cast<std::size_t>(t.dst.device));
+    const auto& from = src.at(static_cast<std::size_t>(t.src.pos));
+    auto& to = dst.at(static_cast<std::size_t>(t.dst.pos));
     if (t.src.offset + t.count > from.size() || t.dst.offset + t.count > to.size())
       throw std::out_of_range("transfer " + std::to_string(i) + " leaves its buffers");
     // Read everything first: a copy within one buffer behaves like a copy between two.
@@ -44,7 +44,7 @@ std::vector<std::vector<unsigned>> simulate_devices(const cush::TransferList& li
       } else {
         out = data[k];
       }
-      ++writes[static_cast<std::size_t>(t.dst.device)][t.dst.offset + k];
+      ++writes[static_cast<std::size_t>(t.dst.pos)][t.dst.offset + k];
     }
   }
   return writes;
@@ -56,15 +56,15 @@ std::vector<std::vector<unsigned>> simulate_devices(const cush::TransferList& li
 inline std::string unordered_conflict(const cush::TransferList& list, bool same_plan) {
   struct Access {
     int plan;  // 0 source, 1 destination
-    int device;
+    int pos;
     std::size_t lo, hi;
     bool write;
   };
   auto accesses = [&](const cush::Transfer& t) {
     std::vector<Access> a;
     const int dst_plan = same_plan ? 0 : 1;
-    a.push_back({0, t.src.device, t.src.offset, t.src.offset + t.count, false});
-    a.push_back({dst_plan, t.dst.device, t.dst.offset, t.dst.offset + t.count, true});
+    a.push_back({0, t.src.pos, t.src.offset, t.src.offset + t.count, false});
+    a.push_back({dst_plan, t.dst.pos, t.dst.offset, t.dst.offset + t.count, true});
     return a;
   };
   auto precedes = [&](std::size_t a, std::size_t b) {  // a before b through b's chain
@@ -78,11 +78,11 @@ inline std::string unordered_conflict(const cush::TransferList& list, bool same_
       if (list[a].count == 0) continue;
       for (const Access& x : accesses(list[a]))
         for (const Access& y : accesses(list[b])) {
-          if (!(x.write || y.write) || x.plan != y.plan || x.device != y.device) continue;
+          if (!(x.write || y.write) || x.plan != y.plan || x.pos != y.pos) continue;
           if (x.hi <= y.lo || y.hi <= x.lo) continue;
           if (!precedes(a, b))
             return "transfers " + std::to_string(a) + " and " + std::to_string(b) + " touch device position " +
-                   std::to_string(x.device) + " without an order";
+                   std::to_string(x.pos) + " without an order";
         }
     }
   }

@@ -1,0 +1,51 @@
+#include "core/stream_set.hpp"
+
+#include <string>
+
+#include "cush/device_guard.hpp"
+#include "cush/error.hpp"
+
+namespace cush::detail {
+
+StreamSet::StreamSet(std::span<const int> devices) {
+  owned_.reserve(devices.size());
+  for (int id : devices) {
+    owned_.emplace_back(id);
+    handles_.push_back(owned_.back().get());
+  }
+}
+
+StreamSet::StreamSet(std::span<const int> devices, std::span<const StreamRef> streams, const char* where) {
+  if (streams.size() != devices.size())
+    throw InvalidArgument(where, "streams",
+                          std::to_string(streams.size()) + " streams for " + std::to_string(devices.size()) +
+                              " devices: pass one per device, in the set's order");
+  for (std::size_t pos = 0; pos < devices.size(); ++pos) {
+    const StreamRef& s = streams[pos];
+    const std::string which = "stream " + std::to_string(pos);
+    // The default stream names a different stream for each current device; cush switches devices.
+    if (s.get() == nullptr || s.get() == cudaStreamLegacy || s.get() == cudaStreamPerThread)
+      throw InvalidArgument(where, "streams", which + " is a default stream: pass a created stream (cudaStreamCreate)");
+    if (s.device() != devices[pos])
+      throw InvalidArgument(where, "streams",
+                            which + " is said to be on device " + std::to_string(s.device()) + ", position " +
+                                std::to_string(pos) + " of the set is device " + std::to_string(devices[pos]));
+  }
+  // What the caller said is consistent; now ask CUDA whether it is true.
+  for (std::size_t pos = 0; pos < devices.size(); ++pos) {
+    int actual = -1;
+    CUSH_CUDA_CHECK_AT(cudaStreamGetDevice(streams[pos].get(), &actual), "stream " + std::to_string(pos));
+    if (actual != devices[pos])
+      throw InvalidArgument(where, "streams",
+                            "stream " + std::to_string(pos) + " belongs to device " + std::to_string(actual) +
+                                ", not to device " + std::to_string(devices[pos]));
+    handles_.push_back(streams[pos].get());
+  }
+}
+
+void synchronize_noexcept(std::span<const cudaStream_t> streams) noexcept {
+  // cudaStreamSynchronize needs no current device.
+  for (cudaStream_t s : streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
+}
+
+}  // namespace cush::detail

@@ -1,0 +1,34 @@
+#pragma once
+// The streams of a Plan or a Field, one per device of its set: streams cush creates, or the
+// caller's (StreamRef). Objects made alike share one set, so their work on a device is ordered.
+
+#include <cuda_runtime_api.h>
+
+#include <span>
+#include <vector>
+
+#include "cush/stream.hpp"
+
+namespace cush::detail {
+
+class StreamSet {
+ public:
+  /// A new stream on each of `devices`.
+  explicit StreamSet(std::span<const int> devices);
+  /// The caller's streams, one per device in order, each a created stream of that device (not
+  /// the default stream); InvalidArgument from `where` otherwise. cush does not destroy them.
+  StreamSet(std::span<const int> devices, std::span<const StreamRef> streams, const char* where);
+
+  [[nodiscard]] std::span<const cudaStream_t> handles() const noexcept { return handles_; }
+  /// True if the streams are the caller's.
+  [[nodiscard]] bool borrowed() const noexcept { return owned_.empty() && !handles_.empty(); }
+
+ private:
+  std::vector<Stream> owned_;
+  std::vector<cudaStream_t> handles_;
+};
+
+/// Waits for every stream in `streams`, reporting failures on stderr (for destructors).
+void synchronize_noexcept(std::span<const cudaStream_t> streams) noexcept;
+
+}  // namespace cush::detail
