@@ -114,6 +114,16 @@ class WholeReport(TempDir):
         for name in ("scale.complexity.ncss", "scale.2gpu.time_n268435456", "host_ops.broadcast.pinned.4096MiB",
                      "advection.1gpu.time_n1024", "matmul.1gpu.time_n40"):
             self.assertIn(name, figures)
+        # the device operations' and the halo exchange's 2-GPU figures, from their committed runs
+        copy = figures["device_ops.run_a.copy.1GiB.cush_vs_raw_peer"]
+        self.assertEqual((copy["ratio"], copy["device"], copy["source"]), (0.997, "2 x NVIDIA H200", "device_ops_2026-11-23_large.json"))
+        self.assertEqual(figures["device_ops.run_b.all_reduce.64KiB.cush_vs_raw_nccl"]["ratio"], 0.650)
+        self.assertEqual(figures["halo.x.420.d1.time"]["value"], 21.4)
+        self.assertEqual(figures["halo.x.4096.d4.bandwidth"]["ratio"], 0.742)
+        # advection's roofline and matmul's figures
+        self.assertEqual(figures["advection.1gpu.single.rate_n1024"]["value"], 216.3)
+        self.assertEqual(figures["matmul.1gpu.rerun.vs_cublasxt_k20"]["ratio"], 1.016)
+        self.assertEqual(figures["matmul.1gpu.rerun.resident_tflops_k40"]["value"], 50.7)
         for e in figures.values():
             self.assertTrue({"name", "value", "unit", "device", "date", "source"} <= set(e), e)
 

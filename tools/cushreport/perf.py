@@ -120,9 +120,10 @@ def case_section(case, samples, context, out_dir):
     return lines
 
 
-def case_figures(run, samples):
+def case_figures(run, samples, tag=""):
     """Per case: cush against raw CUDA at the largest size on the most GPUs, with the F-test verdict
-    over every size on that many GPUs."""
+    over every size on that many GPUs. `tag` goes into the names of a run that is not the report's
+    own (e.g. "rerun": matmul.1gpu.rerun.time_n40)."""
     entries = []
     for case in sorted({k[0] for k in samples}):
         g = max(k[2] for k in samples if k[0] == case)
@@ -133,7 +134,7 @@ def case_figures(run, samples):
         cush_ms, raw_ms = stats.median(cush_by[n]), stats.median(raw_by[n])
         r = f_test(raw_by, cush_by)
         entries.append(figure(
-            f"{case}.{g}gpu.time_n{n}", round(cush_ms, 4), "ms",
+            f"{case}.{g}gpu.{tag + '.' if tag else ''}time_n{n}", round(cush_ms, 4), "ms",
             reference=round(raw_ms, 4), reference_is="multi-GPU raw CUDA, same run", ratio=round(raw_ms / cush_ms, 4),
             **measured_in(run),
             f_test=None if r is None else ("no significant difference at 95%" if not r["differ"]

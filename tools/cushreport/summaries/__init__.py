@@ -1,7 +1,8 @@
 """Markdown summaries of single benchmark runs, one module per benchmark binary or case.
 
 Each module has `render(runs) -> str` (runs: gbench.Run objects) and is reached from the command
-line as `python3 -m cushreport summarize <name> <json>...`.
+line as `python3 -m cushreport summarize <name> <json>...`; the modules whose pages state
+headline figures also have `figures(...)`, which report.py puts into summary.json.
 """
 from . import advection, device_ops, halo, host_ops, matmul
 

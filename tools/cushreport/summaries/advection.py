@@ -5,16 +5,21 @@ the roofline (16 bytes per update at 4.2 TB/s per GPU: 262.5 G updates/s per GPU
 cush against raw (ratio of rates), strong-scaling efficiency against the single-GPU reference,
 and the share of the exchange that overlap hides: (bulk - overlap) / exchange alone. Ratios come
 from one file, that is one run.
+
+`figures` gives summary.json the roofline fractions that docs/results/advection.md states (the
+cush/raw times and F-tests are the report's case entries already).
 """
 import re
 from collections import defaultdict
 
 from .. import stats
+from ..figures import figure, measured_in
 from ..gbench import error_lines
 
 ROOF_PER_GPU = 4.2e12 / 16 / 1e9  # G point updates/s
 NAME = re.compile(r"^(?P<kind>case/advection|case/advection_overlap|deep/advection/(?P<depth>\d+)|exchange/advection)"
                   r"(?:/(?P<v>single|multi_cuda|multi_cush))?/(?P<g>\d+)gpu/(?P<n>\d+)")
+ROOFLINE_FIGURES = [("single", 1024), ("multi_cush", 1024), ("single", 420), ("multi_cush", 420)]
 
 
 def medians(run):
@@ -69,3 +74,18 @@ def page(run):
 
 def render(runs):
     return "\n".join(line for run in runs for line in page(run)) + "\n"
+
+
+def figures(run):
+    """Whole-step rate of the single-GPU reference and of cush (bulk) against the roofline, on one GPU."""
+    _, rate = medians(run)
+    entries = []
+    for variant, n in ROOFLINE_FIGURES:
+        value = rate.get(("case/advection", variant, 1, n))
+        if value is not None:
+            entries.append(figure(f"advection.1gpu.{variant}.rate_n{n}", round(value, 1), "G point updates/s",
+                                  reference=ROOF_PER_GPU,
+                                  reference_is="roofline: 16 bytes per update at 4.2 TB/s (ANCHORS.md), not measured",
+                                  ratio=round(value / ROOF_PER_GPU, 3), **measured_in(run),
+                                  goal="one GPU >= 0.80 of the roofline (>= 210 G updates/s)"))
+    return entries

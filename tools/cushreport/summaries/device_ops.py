@@ -1,13 +1,37 @@
 """GPU<->GPU operations (bench_device_ops, names dev/<op>/<impl>/<size>): per operation and size,
 the time and bus bandwidth of every implementation, and cush's speed against each raw twin (raw
 time / cush time; > 1: cush faster).
+
+`figures` gives summary.json the figures that the goals of issue 4 cite in
+docs/results/device_ops.md, from the runs that page names (A, B, C), with the same definitions:
+the median per-operation time of each row, ratios of medians, medians of busbw.
 """
+import itertools
 from collections import defaultdict
 
 from .. import stats
+from ..figures import figure, measured_in
 from ..gbench import error_lines
 
 ORDER = ["raw_peer", "raw_nccl", "cush", "cush_peer", "cush_kernel", "cush_nccl", "cush_staged"]
+REFERENCE_IS = {"raw_peer": "raw_peer: cudaMemcpyPeerAsync loop without ordering between devices, same run",
+                "raw_nccl": "raw_nccl: the NCCL call on the same buffers, same run"}
+SMALL = ("4KiB", "64KiB", "1MiB")
+ALL_SIZES = SMALL + ("16MiB", "256MiB", "1GiB")
+
+# The goals' table of device_ops.md: (runs, operations, sizes, implementation, reference, goal).
+# "best_raw" is the faster of the operation's raw twins at that size.
+GOALS = [
+    ("A", ("copy", "exchange"), ("1GiB",), "cush", "raw_peer", "peer copy >= 0.95 of raw"),
+    ("A", ("all_to_all",), ("1GiB",), "cush", "raw_nccl", "all-to-all 1 GiB within 5% of NCCL or faster"),
+    ("AB", ("all_to_all",), SMALL, "cush", "raw_nccl", "all-to-all <= 1 MiB faster than NCCL"),
+    ("A", ("broadcast", "scatter", "gather", "all_gather"), ALL_SIZES, "cush", "best_raw",
+     "broadcast, scatter, gather, all-gather >= 0.95 of the best raw twin"),
+    ("A", ("broadcast", "scatter", "gather"), SMALL, "cush", "raw_nccl", None),  # "1.6-2.4x faster than NCCL"
+    ("ABC", ("all_reduce",), ALL_SIZES, "cush", "raw_nccl", "all-reduce >= 0.95 of NCCL"),
+    ("C", ("all_reduce",), SMALL, "cush_nccl", "raw_nccl", "all-reduce >= 0.95 of NCCL"),
+]
+BANDWIDTH_GOALS = [("A", ("copy", "exchange"), ("1GiB",), "cush", "raw_peer", "peer copy >= 0.95 of raw")]
 
 
 def size_bytes(label):
@@ -73,3 +97,39 @@ def render(runs):
     for op in ops:
         lines += [f"## {op}", ""] + op_table(table, op) + [""]
     return "\n".join(lines) + "\n"
+
+
+def figures(label, run):
+    """summary.json entries of one run (label A, B or C, as device_ops.md names them)."""
+    table = medians([run])
+    entries = []
+    for runs, ops, sizes, impl, ref, goal in GOALS:
+        if label in runs:
+            for op, size in itertools.product(ops, sizes):
+                entries += _time_figure(table, label, run, op, size, impl, ref, goal)
+    for runs, ops, sizes, impl, ref, goal in BANDWIDTH_GOALS:
+        if label in runs:
+            for op, size in itertools.product(ops, sizes):
+                entries += _bandwidth_figure(table, label, run, op, size, impl, ref, goal)
+    return entries
+
+
+def _time_figure(table, label, run, op, size, impl, ref, goal):
+    twin = best_raw(table, op, size) if ref == "best_raw" else ref
+    if (op, impl, size) not in table or (op, twin, size) not in table:
+        return []
+    t, t_ref = table[(op, impl, size)][0], table[(op, twin, size)][0]
+    reference_is = ("best raw twin, " if ref == "best_raw" else "") + REFERENCE_IS[twin]
+    extra = {"goal": goal} if goal else {}
+    return [figure(f"device_ops.run_{label.lower()}.{op}.{size}.{impl}_vs_{ref}", round(t * 1e6, 1),
+                   "µs per operation", reference=round(t_ref * 1e6, 1), reference_is=reference_is,
+                   ratio=round(t_ref / t, 3), **measured_in(run), **extra)]
+
+
+def _bandwidth_figure(table, label, run, op, size, impl, ref, goal):
+    if (op, impl, size) not in table or (op, ref, size) not in table:
+        return []
+    bw, bw_ref = table[(op, impl, size)][1], table[(op, ref, size)][1]
+    return [figure(f"device_ops.run_{label.lower()}.{op}.{size}.{impl}_busbw", round(bw, 1), "GB/s (busbw)",
+                   reference=round(bw_ref, 1), reference_is=REFERENCE_IS[ref], ratio=round(bw / bw_ref, 3),
+                   **measured_in(run), goal=goal)]

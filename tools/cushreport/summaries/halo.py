@@ -2,11 +2,19 @@
 the exchange time of the raw twin and of cush's variants (exchange(), exchange_start/finish,
 staged transport), raw time / cush time (> 1: cush faster), cush's GB/s (both messages) and that
 as a share of the plain peer copy of the same bytes both ways, measured in the same run.
+
+`figures` gives summary.json the figures behind the goals of issue 5 in docs/results/halo.md,
+with the same definitions: every row's cush time against the raw twin, and for faces of 64 MiB
+the bandwidth against the peer copy.
 """
 from collections import defaultdict
 
 from .. import stats
+from ..figures import figure, measured_in
 from ..gbench import error_lines
+
+LARGE_FACE_MIB = 63.9  # "faces >= 64 MiB": the 2896² depth-1 face (63.99 MiB) is the bench's 64 MiB face
+SMALL_FACE_GOAL_US = 25
 
 
 def medians(runs):
@@ -53,3 +61,29 @@ def render(runs):
                      f"| {us['raw'] / us['cush']:.3f} | {_fmt(_ratio(us['raw'], us['async']), '.3f')} | {gbs:.1f} "
                      f"| {_fmt(_ratio(gbs, peer_gbs), '.3f')} |")
     return "\n".join(lines) + "\n"
+
+
+def figures(run):
+    """summary.json entries: each row's exchange time against the raw twin; at 64 MiB and more,
+    cush's bandwidth against the peer copy."""
+    table, message_mib = medians([run])
+    entries = []
+    for (axis, face, depth), row in sorted(table.items()):
+        mib = round(message_mib[(axis, face, depth)], 2)
+        name = f"halo.{axis}.{face}.{depth}"
+        if "raw" in row and "cush" in row:
+            goal = "cush within 5% of the raw twin (ratio >= 0.95)"
+            if face == 420 and depth == "d1":
+                goal = f"420 x 420 FP64 face, depth 1, <= {SMALL_FACE_GOAL_US} µs; " + goal
+            entries.append(figure(f"{name}.time", round(row["cush"][0], 1), "µs per exchange",
+                                  reference=round(row["raw"][0], 1),
+                                  reference_is="raw twin: pack kernel, cudaMemcpyPeerAsync, unpack kernel; same run",
+                                  ratio=round(row["raw"][0] / row["cush"][0], 3), **measured_in(run),
+                                  message_MiB=mib, goal=goal))
+        if "cush" in row and "peer" in row and mib >= LARGE_FACE_MIB:
+            entries.append(figure(f"{name}.bandwidth", round(row["cush"][1], 1), "GB/s (both messages)",
+                                  reference=round(row["peer"][1], 1),
+                                  reference_is="cudaMemcpyPeerAsync of the same bytes both ways, same run",
+                                  ratio=round(row["cush"][1] / row["peer"][1], 3), **measured_in(run),
+                                  message_MiB=mib, goal="faces >= 64 MiB move >= 0.80 of the peer-copy bandwidth"))
+    return entries

@@ -5,16 +5,21 @@ time and GFLOP/s (2 m n p / t) of each variant, cush's speed over raw CUDA (raw 
 and for FP32 end to end cuBLASXt's best tile against cush (xt time / cush time: > 1, cush faster).
 Resident rows add the speed-up of g GPUs over the single-GPU reference; end-to-end families the
 report's F-test (seed 002 eq. 2.2). Ratios come from one file, that is one run.
+
+`figures` gives summary.json what docs/results/matmul.md states beside the report's case
+entries: TFLOP/s of the resident and FP64 products, and cush against the best cuBLASXt tile.
 """
 import re
 from collections import defaultdict
 
 from .. import stats
+from ..figures import figure, measured_in
 from ..gbench import error_lines
 from ..perf import f_test, verdict
 
 NAME = re.compile(r"^(?P<fam>case/matmul(?:_f64|_weak)?|resident/matmul)/(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<k>\d+)")
 XT = re.compile(r"^xt/matmul/(?P<block>\d+)/(?P<g>\d+)gpu/(?P<k>\d+)")
+TFLOPS_FIGURES = [("resident/matmul", "resident", (20, 32, 40)), ("case/matmul_f64", "f64", (20,))]  # matmul.md's k
 
 
 def samples(run):
@@ -99,3 +104,28 @@ def page(run):
 
 def render(runs):
     return "\n".join(line for run in runs for line in page(run)) + "\n"
+
+
+def figures(run, tag):
+    """On the most GPUs measured: cush's TFLOP/s against raw for the resident and FP64 products at
+    the k that matmul.md quotes, and cush's end-to-end FP32 time against the best cuBLASXt tile at
+    every k. `tag` names the run in the entries (matmul.md has two: "first", "rerun")."""
+    times, rates, xt = samples(run)
+    g = max((key[2] for key in times), default=1)
+    entries = []
+    for fam, what, ks in TFLOPS_FIGURES:
+        for k in ks:
+            cush, raw = (med(rates.get((fam, v, g, k))) / 1e3 for v in ("multi_cush", "multi_cuda"))
+            if cush == cush and raw == raw:
+                entries.append(figure(f"matmul.{g}gpu.{tag}.{what}_tflops_k{k}", round(cush, 1), "TFLOP/s",
+                                      reference=round(raw, 1), reference_is="multi-GPU raw CUDA, same run",
+                                      ratio=round(cush / raw, 3), **measured_in(run)))
+    for k in sorted(key[3] for key in times if key[:3] == ("case/matmul", "multi_cush", g)):
+        best = best_xt(xt, g, k)
+        if best:
+            cush = med(times[("case/matmul", "multi_cush", g, k)])
+            entries.append(figure(f"matmul.{g}gpu.{tag}.vs_cublasxt_k{k}", round(cush, 3), "ms",
+                                  reference=round(best[0], 3),
+                                  reference_is=f"cuBLASXt, best tile measured ({best[1]}), same run",
+                                  ratio=round(best[0] / cush, 3), **measured_in(run)))
+    return entries
