@@ -27,6 +27,8 @@ summary="$OUT/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 has() { [[ "$steps" == *",$1,"* ]]; }
+# The Markdown summary of one benchmark run (tools/cushreport; docs/report.md).
+summarize() { PYTHONPATH="$PWD/tools" python3 -m cushreport summarize "$@"; }
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 ))s; }
 
@@ -95,14 +97,14 @@ if has bench; then
   timeout 900 "$build/bench/bench_host_ops" --benchmark_filter="${CUSH_BENCH_FILTER:-.}" \
     --benchmark_out="$OUT/host_ops.json" --benchmark_out_format=json >"$OUT/bench.log" 2>&1
   note "bench_host_ops: rc $? ($(elapsed))"
-  python3 tools/summarize_host_ops.py "$OUT/host_ops.json" >"$OUT/host_ops.md" 2>&1 || true
+  summarize host_ops "$OUT/host_ops.json" >"$OUT/host_ops.md" 2>&1 || true
 fi
 
 if has devbench; then
   timeout 900 "$build/bench/bench_device_ops" --benchmark_filter="${CUSH_DEVBENCH_FILTER:-.}" \
     --benchmark_out="$OUT/device_ops.json" --benchmark_out_format=json >"$OUT/devbench.log" 2>&1
   note "bench_device_ops: rc $? ($(elapsed))"
-  python3 tools/summarize_device_ops.py "$OUT/device_ops.json" >"$OUT/device_ops.md" 2>&1 || true
+  summarize device_ops "$OUT/device_ops.json" >"$OUT/device_ops.md" 2>&1 || true
 fi
 
 if has casebench; then
@@ -110,14 +112,14 @@ if has casebench; then
     --benchmark_repetitions="${CUSH_CASE_REPETITIONS:-3}" \
     --benchmark_out="$OUT/cases.json" --benchmark_out_format=json >"$OUT/casebench.log" 2>&1
   note "bench_cases: rc $? ($(elapsed))"
-  python3 tools/summarize_matmul.py "$OUT/cases.json" >"$OUT/matmul.md" 2>&1 || true
-  python3 tools/summarize_advection.py "$OUT/cases.json" >"$OUT/advection.md" 2>&1 || true
+  summarize matmul "$OUT/cases.json" >"$OUT/matmul.md" 2>&1 || true
+  summarize advection "$OUT/cases.json" >"$OUT/advection.md" 2>&1 || true
 fi
 
 if has halobench; then
   timeout 600 "$build/bench/bench_halo" --benchmark_out="$OUT/halo.json" --benchmark_out_format=json >"$OUT/halobench.log" 2>&1
   note "bench_halo: rc $? ($(elapsed))"
-  python3 tools/summarize_halo.py "$OUT/halo.json" >"$OUT/halo.md" 2>&1 || true
+  summarize halo "$OUT/halo.json" >"$OUT/halo.md" 2>&1 || true
 fi
 
 echo

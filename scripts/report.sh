@@ -24,4 +24,4 @@ else
   echo "report: no GPU here, so the speed part cannot be measured; the performance report is re-rendered"
   echo "        from the measurements in $results (their context line says where they were taken)"
 fi
-python3 tools/report.py --results "$results"
+PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m cushreport report --results "$results"

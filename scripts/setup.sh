@@ -2,6 +2,8 @@
 # Installs what cush needs to build and test, where it is missing. Safe to run again.
 # On machines without a package manager we can use (the GPU host), it only checks.
 set -euo pipefail
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 
 missing=()
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
@@ -18,8 +20,6 @@ need_file /usr/include/benchmark/benchmark.h libbenchmark-dev
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   if command -v apt-get >/dev/null 2>&1; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
       { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; } ||
@@ -29,11 +29,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# The report draws its charts with matplotlib.
-if command -v python3 >/dev/null 2>&1 && ! python3 -c "import matplotlib" >/dev/null 2>&1; then
-  echo "setup: installing matplotlib (pip)"
-  python3 -m pip install --quiet matplotlib >/dev/null 2>&1 ||
-    echo "setup: could not install matplotlib; the report's charts and their test will be missing" >&2
+# The report (tools/cushreport): NumPy and SciPy for its statistics, matplotlib for its charts.
+# pip first; where pip refuses (an externally managed Python), the distribution's python3-* packages.
+python_missing() { for m in numpy scipy matplotlib; do python3 -c "import $m" >/dev/null 2>&1 || echo "$m"; done; }
+if command -v python3 >/dev/null 2>&1; then
+  mapfile -t py < <(python_missing)
+  if [ ${#py[@]} -gt 0 ]; then
+    echo "setup: installing ${py[*]} for the report"
+    python3 -m pip install --quiet "${py[@]}" >/dev/null 2>&1 ||
+      { command -v apt-get >/dev/null 2>&1 &&
+        $sudo apt-get install -y --no-install-recommends "${py[@]/#/python3-}" >/dev/null 2>&1; } || true
+    mapfile -t py < <(python_missing)
+    if [ ${#py[@]} -gt 0 ]; then
+      echo "setup: could not install ${py[*]} (tried pip and apt-get); the report cannot run and its tests (host.tools.*) skip" >&2
+    fi
+  fi
 fi
 
 # The CUDA toolkit cannot be installed by this script; say so plainly if it is absent.

@@ -1,21 +1,20 @@
-"""The report pipeline: complexity of the real cases, and the performance report on synthetic
-benchmark JSON shaped like Google Benchmark's (repetitions, aggregates, manual time), written to a
-temporary folder."""
-import importlib.util
+"""The report pipeline: complexity of the real cases; the performance report on synthetic
+benchmark JSON shaped like Google Benchmark's (repetitions, aggregates, manual time); and the
+whole report on a copy of the committed measurements, written to a temporary folder."""
+import glob
 import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+from needs import REPORT, RESULTS, ROOT, missing
 
-HAVE_PMCCABE = shutil.which("pmccabe") is not None
-HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
-WHY = "needs pmccabe and matplotlib (scripts/setup.sh installs both)"
+WHOLE = missing("numpy", "scipy", "matplotlib", "pmccabe")
+
+if not REPORT:
+    from cushreport import complexity, perf, report
 
 CONTEXT = {"date": "2026-01-01T00:00:00+00:00", "host_name": "test", "gpu_count": "2", "gpus": "GPU A, GPU A",
            "cuda_runtime": "13.0", "cuda_driver": "13.0", "nccl": "2.28.3", "cush": "0.1.0", "peer_access": "all pairs"}
@@ -34,16 +33,17 @@ def benchmarks(rows, reps=4, seed=3):
     return out
 
 
-@unittest.skipUnless(HAVE_PMCCABE and HAVE_MATPLOTLIB, WHY)
-class Report(unittest.TestCase):
+class TempDir(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp()
 
     def tearDown(self):
         shutil.rmtree(self.dir)
 
+
+@unittest.skipIf(WHOLE, WHOLE)
+class Complexity(TempDir):
     def test_complexity_of_the_cases(self):
-        import complexity
         rows, entries = complexity.run(ROOT, self.dir)
         scale = {r["variant"]: r for r in rows if r["case"] == "scale"}
         self.assertEqual(set(scale), {"single", "multi_cuda", "multi_cush"})
@@ -55,9 +55,12 @@ class Report(unittest.TestCase):
             self.assertIn("`cases/scale/multi_cush.cpp`", f.read())
         names = {e["name"]: e for e in entries}
         self.assertGreater(names["scale.complexity.ncss"]["ratio"], 2)
+        self.assertEqual(names["scale.complexity.ncss"]["source"], "cases/scale/multi_cush.cpp, cases/scale/multi_cuda.cpp")
 
+
+@unittest.skipIf(REPORT, REPORT)
+class Performance(TempDir):
     def test_performance_report_finds_equal_and_different_curves(self):
-        import perf_report
         rows = []
         for n in [1 << 20, 1 << 22, 1 << 24, 1 << 26]:
             t = n / 1e7
@@ -78,7 +81,7 @@ class Report(unittest.TestCase):
         with open(os.path.join(self.dir, "host.json"), "w") as f:
             json.dump({"context": CONTEXT, "benchmarks": benchmarks(host)}, f)
 
-        entries = perf_report.run(self.dir, os.path.join(self.dir, "cases.json"), os.path.join(self.dir, "host.json"))
+        entries = perf.run(self.dir, [os.path.join(self.dir, "cases.json")], os.path.join(self.dir, "host.json"))
         with open(os.path.join(self.dir, "performance.md")) as f:
             text = f.read()
         one, two = text.split("### 2 GPUs")
@@ -91,11 +94,38 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(case["ratio"], 1 / 1.3, delta=0.02)
         self.assertEqual(case["device"], "2 x GPU A")
         self.assertEqual(case["date"], CONTEXT["date"])
+        self.assertEqual(case["source"], "cases.json")
         self.assertAlmostEqual(names["host_ops.scatter_gather.pinned.4096MiB"]["ratio"], 1.0, delta=0.02)
         # pageable: raw 10 t + 5 t against cush 2 t + 2 t
         self.assertAlmostEqual(names["host_ops.scatter_gather.pageable_first_use.4096MiB"]["ratio"], 15 / 4, delta=0.1)
         for e in entries:
-            self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date"} <= set(e), e)
+            self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date", "source"} <= set(e), e)
+
+
+@unittest.skipIf(WHOLE, WHOLE)
+class WholeReport(TempDir):
+    def test_summary_json_of_the_committed_measurements(self):
+        for path in glob.glob(os.path.join(RESULTS, "*.json")):
+            if os.path.basename(path) != "summary.json":
+                shutil.copy(path, self.dir)
+        report.run(self.dir, ROOT)
+        with open(os.path.join(self.dir, "summary.json")) as f:
+            figures = {e["name"]: e for e in json.load(f)["figures"]}
+        for name in ("scale.complexity.ncss", "scale.2gpu.time_n268435456", "host_ops.broadcast.pinned.4096MiB",
+                     "advection.1gpu.time_n1024", "matmul.1gpu.time_n40"):
+            self.assertIn(name, figures)
+        # the device operations' and the halo exchange's 2-GPU figures, from their committed runs
+        copy = figures["device_ops.run_a.copy.1GiB.cush_vs_raw_peer"]
+        self.assertEqual((copy["ratio"], copy["device"], copy["source"]), (0.997, "2 x NVIDIA H200", "device_ops_2026-11-23_large.json"))
+        self.assertEqual(figures["device_ops.run_b.all_reduce.64KiB.cush_vs_raw_nccl"]["ratio"], 0.650)
+        self.assertEqual(figures["halo.x.420.d1.time"]["value"], 21.4)
+        self.assertEqual(figures["halo.x.4096.d4.bandwidth"]["ratio"], 0.742)
+        # advection's roofline and matmul's figures
+        self.assertEqual(figures["advection.1gpu.single.rate_n1024"]["value"], 216.3)
+        self.assertEqual(figures["matmul.1gpu.rerun.vs_cublasxt_k20"]["ratio"], 1.016)
+        self.assertEqual(figures["matmul.1gpu.rerun.resident_tflops_k40"]["value"], 50.7)
+        for e in figures.values():
+            self.assertTrue({"name", "value", "unit", "device", "date", "source"} <= set(e), e)
 
 
 if __name__ == "__main__":

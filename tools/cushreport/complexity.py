@@ -5,12 +5,15 @@ For each cases/<name>/ the variants single.cpp (single-GPU CUDA reference), mult
 statements in functions, MCC its modified McCabe cyclomatic complexity, each summed over the
 file's functions. Code shared by all variants (kernels.cu, headers) is left out of every variant:
 it is the same for all three. Values are normalized to the single-GPU variant, as in seed 002
-Figure 2.6.
+Figure 2.6. Writes complexity.md and complexity.png; returns the rows and summary.json entries.
 """
 import datetime
 import os
 import shutil
 import subprocess
+
+from .figures import figure
+from .plots import complexity_chart
 
 VARIANTS = [
     ("single", "single-GPU CUDA"),
@@ -40,20 +43,17 @@ def pmccabe(path):
 
 
 def measure(root):
-    """Rows {case, variant, label, file, mcc, ncss} for every case directory with variants."""
+    """Rows {case, variant, label, file, mcc, ncss, ncss_rel, mcc_rel} for every case with variants."""
     rows = []
     cases_dir = os.path.join(root, "cases")
     for case in sorted(os.listdir(cases_dir)):
-        case_dir = os.path.join(cases_dir, case)
-        if not os.path.isdir(case_dir):
-            continue
         for variant, label in VARIANTS:
-            path = os.path.join(case_dir, variant + ".cpp")
+            path = os.path.join(cases_dir, case, variant + ".cpp")
             if os.path.exists(path):
                 mcc, ncss, _ = pmccabe(path)
                 rows.append({"case": case, "variant": variant, "label": label,
                              "file": os.path.relpath(path, root), "mcc": mcc, "ncss": ncss})
-    return rows
+    return _normalized(rows)
 
 
 def _normalized(rows):
@@ -65,7 +65,7 @@ def _normalized(rows):
     return rows
 
 
-def write_markdown(rows, path):
+def markdown(rows):
     lines = [
         "# Code complexity of the case studies",
         "",
@@ -81,37 +81,7 @@ def write_markdown(rows, path):
         lines.append(f"| {r['case']} | {r['label']} | `{r['file']}` | {r['ncss']} | {r['mcc']} | "
                      f"{r['ncss_rel']:.2f} | {r['mcc_rel']:.2f} |")
     lines += ["", "![complexity](complexity.png)", ""]
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
-
-
-def write_chart(rows, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cases = sorted({r["case"] for r in rows})
-    by = {(r["case"], r["variant"]): r for r in rows}
-    series = [("multi_cuda", "ncss_rel", "NCSS, raw CUDA", "#c44e52", None),
-              ("multi_cush", "ncss_rel", "NCSS, cush", "#4c72b0", None),
-              ("multi_cuda", "mcc_rel", "MCC, raw CUDA", "#c44e52", "//"),
-              ("multi_cush", "mcc_rel", "MCC, cush", "#4c72b0", "//")]
-    width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.8 * len(cases) + 3), 4.2))
-    for i, (variant, key, label, color, hatch) in enumerate(series):
-        xs = [c + (i - (len(series) - 1) / 2) * width for c in range(len(cases))]
-        ys = [by[(c, variant)][key] if (c, variant) in by else 0 for c in cases]
-        ax.bar(xs, ys, width, label=label, color=color, hatch=hatch, edgecolor="white")
-        for x, y in zip(xs, ys):
-            ax.text(x, y, f"{y:.1f}", ha="center", va="bottom", fontsize=7)
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--", label="single-GPU reference")
-    ax.set_xticks(range(len(cases)))
-    ax.set_xticklabels(cases)
-    ax.set_ylabel("relative to single-GPU CUDA")
-    ax.set_title("Multi-GPU code complexity (pmccabe); lower is simpler", fontsize=10)
-    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.1))
-    from plots import save
-    save(fig, os.path.dirname(path), os.path.basename(path))
+    return "\n".join(lines)
 
 
 def summary_entries(rows):
@@ -124,15 +94,17 @@ def summary_entries(rows):
         if raw is None or cush is None:
             continue
         for metric, unit in (("ncss", "statements"), ("mcc", "cyclomatic complexity")):
-            out.append({"name": f"{case}.complexity.{metric}", "value": cush[metric], "unit": unit,
-                        "reference": raw[metric], "reference_is": "multi-GPU raw CUDA",
-                        "ratio": raw[metric] / cush[metric], "device": "none (static analysis, pmccabe)",
-                        "date": today})
+            out.append(figure(f"{case}.complexity.{metric}", cush[metric], unit,
+                              reference=raw[metric], reference_is="multi-GPU raw CUDA",
+                              ratio=raw[metric] / cush[metric], device="none (static analysis, pmccabe)",
+                              date=today, source=f"{cush['file']}, {raw['file']}"))
     return out
 
 
 def run(root, results_dir):
-    rows = _normalized(measure(root))
-    write_markdown(rows, os.path.join(results_dir, "complexity.md"))
-    write_chart(rows, os.path.join(results_dir, "complexity.png"))
+    """Writes complexity.md and complexity.png; returns (rows, summary entries)."""
+    rows = measure(root)
+    with open(os.path.join(results_dir, "complexity.md"), "w") as f:
+        f.write(markdown(rows))
+    complexity_chart(rows, os.path.join(results_dir, "complexity.png"))
     return rows, summary_entries(rows)

@@ -1,0 +1,57 @@
+"""cushreport.gbench: the one Google Benchmark JSON loader (no NumPy needed)."""
+import json
+import os
+import tempfile
+import unittest
+
+import needs
+
+from cushreport import gbench
+
+CONTEXT = {"date": "2026-01-01T00:00:00+00:00", "gpu_count": "2", "gpus": "GPU A, GPU A"}
+
+
+class Load(unittest.TestCase):
+    def load(self, benchmarks, context=CONTEXT):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.json")
+            with open(path, "w") as f:
+                json.dump({"context": context, "benchmarks": benchmarks}, f)
+            return gbench.load(path)
+
+    def test_keeps_repetitions_in_milliseconds_and_drops_aggregates_and_errors(self):
+        run = self.load([
+            {"name": "a/1/manual_time", "run_type": "iteration", "real_time": 1500.0, "time_unit": "us", "GB/s": 3.0},
+            {"name": "a/1/manual_time", "run_type": "iteration", "real_time": 2.0, "time_unit": "ms"},
+            {"name": "a/1/manual_time_median", "run_type": "aggregate", "aggregate_name": "median",
+             "real_time": 1.75, "time_unit": "ms"},
+            {"name": "b/2", "run_type": "iteration", "real_time": 3e6, "time_unit": "ns"},
+            {"name": "c/3", "real_time": 0.5, "time_unit": "s"},  # no run_type: an old file's iteration
+            {"name": "d/4", "run_type": "iteration", "error_occurred": True, "error_message": "needs 2 GPUs",
+             "real_time": 0.0, "time_unit": "ms"},
+        ])
+        self.assertEqual([(r.name, r.ms) for r in run.rows],
+                         [("a/1/manual_time", 1.5), ("a/1/manual_time", 2.0), ("b/2", 3.0), ("c/3", 500.0)])
+        self.assertEqual(run.rows[0].fields["GB/s"], 3.0)
+        self.assertEqual(run.rows[0].parts, ["a", "1", "manual_time"])
+        self.assertEqual(run.errors, ["d/4: needs 2 GPUs"])
+        self.assertEqual(gbench.error_lines(run), ["- ERROR d/4: needs 2 GPUs"])
+        self.assertEqual(run.context, CONTEXT)
+        self.assertEqual(run.source, "run.json")
+
+    def test_default_time_unit_is_nanoseconds(self):
+        self.assertEqual(self.load([{"name": "x", "real_time": 2e6}]).rows[0].ms, 2.0)
+
+    def test_device_of_context(self):
+        self.assertEqual(gbench.device_of(CONTEXT), "2 x GPU A")
+        self.assertEqual(gbench.device_of({"gpus": "GPU B"}), "1 x GPU B")
+
+    def test_committed_run(self):
+        run = gbench.load(os.path.join(needs.RESULTS, "halo_2026-11-23.json"))
+        self.assertEqual(len(run.rows), 150)  # 30 faces x 5 implementations, one repetition each
+        self.assertEqual(run.errors, [])
+        self.assertEqual(gbench.device_of(run.context), "2 x NVIDIA H200")
+
+
+if __name__ == "__main__":
+    unittest.main()

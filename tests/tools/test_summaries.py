@@ -1,0 +1,92 @@
+"""The summaries (cushreport.summaries) on the committed runs in docs/results: their tables must
+be the ones committed there, and their summary.json figures the ones the pages print."""
+import os
+import unittest
+
+from needs import REPORT, RESULTS
+
+if not REPORT:
+    from cushreport import gbench
+    from cushreport.summaries import device_ops, halo, host_ops
+
+
+def committed(name):
+    with open(os.path.join(RESULTS, name)) as f:
+        return f.read()
+
+
+def table_rows(text):
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+def section(text, start, end=None):
+    """The text of a page from the line `start` up to the line `end`."""
+    after = text.split(f"\n{start}\n", 1)[1]
+    return after.split(f"\n{end}\n", 1)[0] if end else after
+
+
+def load(*names):
+    return [gbench.load(os.path.join(RESULTS, n)) for n in names]
+
+
+@unittest.skipIf(REPORT, REPORT)
+class CommittedTables(unittest.TestCase):
+    def test_halo(self):
+        page = section(committed("halo.md"), "## All rows")
+        self.assertEqual(table_rows(halo.render(load("halo_2026-11-23.json"))), table_rows(page))
+
+    def test_device_ops_runs_a_and_b(self):
+        page = committed("device_ops.md")
+        run_a = device_ops.render(load("device_ops_2026-11-23_small.json", "device_ops_2026-11-23_large.json"))
+        self.assertEqual(table_rows(run_a), table_rows(section(page, "## Run A: every operation", "## Run B: small messages, three repetitions")))
+        run_b = device_ops.render(load("device_ops_2026-11-23_reps.json"))
+        self.assertEqual(table_rows(run_b), table_rows(section(page, "## Run B: small messages, three repetitions")))
+
+    def test_host_ops(self):
+        page = committed("host_ops.md").split("\n", 1)[1]  # after the provenance comment
+        self.assertEqual(host_ops.render(load("host_ops.json")), page)
+
+
+@unittest.skipIf(REPORT, REPORT)
+class PageFigures(unittest.TestCase):
+    """summary.json's figures of device_ops.md and halo.md, checked against numbers the pages print."""
+
+    def by_name(self, entries):
+        return {e["name"]: e for e in entries}
+
+    def test_device_ops_goals(self):
+        a = self.by_name(device_ops.figures("A", load("device_ops_2026-11-23_large.json")[0]))
+        copy = a["device_ops.run_a.copy.1GiB.cush_vs_raw_peer"]
+        self.assertEqual((copy["value"], copy["reference"], copy["ratio"]), (2721.4, 2712.3, 0.997))
+        self.assertEqual(a["device_ops.run_a.copy.1GiB.cush_busbw"]["value"], 394.6)
+        self.assertEqual(a["device_ops.run_a.exchange.1GiB.cush_busbw"]["value"], 384.8)
+        self.assertEqual(a["device_ops.run_a.all_to_all.1GiB.cush_vs_raw_nccl"]["ratio"], 1.145)
+        self.assertEqual([a[f"device_ops.run_a.{op}.1GiB.cush_vs_best_raw"]["ratio"]
+                          for op in ("broadcast", "scatter", "gather", "all_gather")], [0.995, 1.149, 0.993, 1.161])
+        self.assertEqual(copy["source"], "device_ops_2026-11-23_large.json")
+        self.assertEqual(copy["device"], "2 x NVIDIA H200")
+        c = self.by_name(device_ops.figures("C", load("device_ops_2026-11-23_final_small.json")[0]))
+        self.assertEqual([c[f"device_ops.run_c.all_reduce.{s}.cush_vs_raw_nccl"]["ratio"] for s in device_ops.SMALL],
+                         [0.796, 0.874, 0.925])
+        self.assertNotIn("device_ops.run_c.all_to_all.4KiB.cush_vs_raw_nccl", c)  # run C measured reductions only
+
+    def test_halo_goals(self):
+        h = self.by_name(halo.figures(load("halo_2026-11-23.json")[0]))
+        x = h["halo.x.420.d1.time"]
+        self.assertEqual((x["value"], x["reference"]), (21.4, 30.3))
+        self.assertEqual(h["halo.z.420.d1.time"]["value"], 14.3)
+        bandwidth = [e for e in h.values() if e["name"].endswith(".bandwidth")]
+        self.assertEqual(len(bandwidth), 16)  # per axis: 2048² d2, d4 and every 2896² and 4096² face
+        z = [e["ratio"] for e in bandwidth if e["name"].startswith("halo.z.")]
+        self.assertEqual((min(z), max(z)), (0.951, 0.993))
+        self.assertEqual(h["halo.z.420.d2.time"]["ratio"], 0.946)
+
+    def test_every_page_row_of_halo_is_a_figure(self):
+        h = self.by_name(halo.figures(load("halo_2026-11-23.json")[0]))
+        for row in table_rows(section(committed("halo.md"), "## All rows"))[2:]:
+            axis, face, depth, *_, raw_over_cush, _, _, _ = [c.strip() for c in row.strip("|").split("|")]
+            self.assertEqual(h[f"halo.{axis}.{face}.{depth}.time"]["ratio"], float(raw_over_cush), row)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,35 @@
+"""Command line: `python3 -m cushreport report ...` and `python3 -m cushreport summarize ...`
+(with tools/ on PYTHONPATH; scripts/report.sh and scripts/gpu_check.sh call these).
+
+    report [--results docs/results] [--root .]   regenerate the report (report.py)
+    summarize <name> <json> [<json> ...]         print a run's Markdown summary (summaries/)
+"""
+import argparse
+import os
+import sys
+
+from . import gbench, report
+from .summaries import BY_NAME
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m cushreport", description="cush's report and run summaries")
+    commands = parser.add_subparsers(dest="command", required=True)
+    regenerate = commands.add_parser("report", help="regenerate complexity.md, performance.md and summary.json")
+    regenerate.add_argument("--results", default="docs/results", help="the results folder (default docs/results)")
+    regenerate.add_argument("--root", default=ROOT, help="the repository, whose cases/ are measured")
+    summarize = commands.add_parser("summarize", help="print the Markdown summary of benchmark JSON")
+    summarize.add_argument("name", choices=sorted(BY_NAME))
+    summarize.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
+    args = parser.parse_args(argv)
+
+    if args.command == "report":
+        report.run(args.results, args.root)
+    else:
+        sys.stdout.write(BY_NAME[args.name].render([gbench.load(path) for path in args.json]))
+
+
+if __name__ == "__main__":
+    main()

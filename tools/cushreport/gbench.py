@@ -1,0 +1,66 @@
+"""Google Benchmark JSON, read one way by the performance report and by every summary.
+
+A benchmark binary run with --benchmark_out writes a context (where and when) and one entry per
+run of each benchmark; with --benchmark_repetitions it adds aggregate entries (mean, median,
+stddev, cv) that repeat what the repetitions already say, and a failed benchmark leaves an entry
+marked error_occurred without usable numbers. `load` keeps only the repetitions that ran, each
+with its time in milliseconds, so that every consumer computes its statistics from the same rows.
+"""
+import json
+import os
+from dataclasses import dataclass
+
+MS_PER = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One repetition of one benchmark."""
+    name: str     # as Google Benchmark writes it, e.g. halo/cush/x/420/d1/min_time:0.200/manual_time
+    ms: float     # real (with UseManualTime: the manual) time per iteration, in milliseconds
+    fields: dict  # the whole entry, user counters included (GB/s, op_us, message_bytes, ...)
+
+    @property
+    def parts(self):
+        """The name's /-separated parts."""
+        return self.name.split("/")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One JSON file: its context and its rows."""
+    path: str
+    context: dict
+    rows: list    # [Row]
+    errors: list  # "name: message" of each benchmark that failed
+
+    @property
+    def source(self):
+        """The file's name, as summary.json cites it (the file lies beside summary.json)."""
+        return os.path.basename(self.path)
+
+
+def load(path):
+    """The Run of one Google Benchmark JSON file, without aggregate and failed rows."""
+    with open(path) as f:
+        data = json.load(f)
+    rows, errors = [], []
+    for b in data.get("benchmarks", []):
+        if b.get("run_type", "iteration") != "iteration":
+            continue
+        if b.get("error_occurred"):
+            errors.append(f"{b['name']}: {b.get('error_message', '?')}")
+            continue
+        rows.append(Row(b["name"], b["real_time"] * MS_PER[b.get("time_unit", "ns")], b))
+    return Run(path, data.get("context", {}), rows, errors)
+
+
+def device_of(context):
+    """'2 x NVIDIA H200': the GPU count and model of a run's context."""
+    gpus = context.get("gpus", "?").split(", ")
+    return f"{context.get('gpu_count', len(gpus))} x {gpus[0]}"
+
+
+def error_lines(run):
+    """Markdown list items for the benchmarks of a run that failed (none when all ran)."""
+    return [f"- ERROR {e}" for e in run.errors]

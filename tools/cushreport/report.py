@@ -1,0 +1,70 @@
+"""The report: regenerates docs/results/complexity.md (always), performance.md (from the benchmark
+JSON in the results folder) and summary.json, one entry per headline figure of the results pages.
+
+summary.json gathers the report's own figures (complexity, perf_cases*.json, perf_host_ops.json)
+and those of the runs the results pages quote (PAGE_RUNS), computed from the committed JSON with
+the pages' definitions.
+"""
+import functools
+import glob
+import json
+import os
+import sys
+
+from . import complexity, gbench, perf
+from .summaries import advection, device_ops, halo, matmul
+
+CASES_JSON = "perf_cases.json"
+HOST_OPS_JSON = "perf_host_ops.json"
+
+
+def _matmul_rerun(run):
+    """matmul.md's re-run on the final code: kept out of perf_cases*.json (which would mix two runs),
+    so its case entries (cush against raw, F-test) come from here."""
+    return perf.case_figures(run, perf.case_samples(run.rows), tag="rerun") + matmul.figures(run, "rerun")
+
+
+# (page in docs/results, JSON file it quotes, the figures it states)
+PAGE_RUNS = [
+    ("advection.md", "perf_cases_advection_1gpu.json", advection.figures),
+    ("matmul.md", "perf_cases_matmul_1gpu.json", functools.partial(matmul.figures, tag="first")),
+    ("matmul.md", "matmul_1gpu_rerun_2026-11-23.json", _matmul_rerun),
+    ("halo.md", "halo_2026-11-23.json", halo.figures),
+    ("device_ops.md", "device_ops_2026-11-23_small.json", functools.partial(device_ops.figures, "A")),
+    ("device_ops.md", "device_ops_2026-11-23_large.json", functools.partial(device_ops.figures, "A")),
+    ("device_ops.md", "device_ops_2026-11-23_reps.json", functools.partial(device_ops.figures, "B")),
+    ("device_ops.md", "device_ops_2026-11-23_final_small.json", functools.partial(device_ops.figures, "C")),
+]
+
+
+def page_figures(results_dir):
+    """The summary.json entries of the runs in PAGE_RUNS; a missing file is reported and left out."""
+    entries = []
+    for page, name, figures in PAGE_RUNS:
+        path = os.path.join(results_dir, name)
+        if os.path.exists(path):
+            entries += figures(gbench.load(path))
+        else:
+            print(f"report: {name} (quoted by {page}) is not in {results_dir}; its figures are left out", file=sys.stderr)
+    return entries
+
+
+def run(results_dir, root):
+    """Writes the three reports into results_dir; returns summary.json's entries."""
+    os.makedirs(results_dir, exist_ok=True)
+    rows, entries = complexity.run(root, results_dir)
+    print(f"report: complexity of {len({r['case'] for r in rows})} case(s) -> {results_dir}/complexity.md, complexity.png")
+    # perf_cases.json is what scripts/report.sh measures; perf_cases_<what>.json hold runs of single
+    # cases made apart (their sections say where); delete one once perf_cases.json covers its case.
+    case_files = [os.path.join(results_dir, CASES_JSON)] + sorted(glob.glob(os.path.join(results_dir, "perf_cases_*.json")))
+    measured = perf.run(results_dir, case_files, os.path.join(results_dir, HOST_OPS_JSON))
+    print(f"report: performance -> {results_dir}/performance.md ({len(measured)} headline figures)")
+    quoted = page_figures(results_dir)
+    print(f"report: {len(quoted)} figures of the runs the results pages quote")
+    entries += measured + quoted
+    with open(os.path.join(results_dir, "summary.json"), "w") as f:
+        json.dump({"generated_by": "scripts/report.sh (python3 -m cushreport report)", "figures": entries},
+                  f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(f"report: {len(entries)} figures -> {results_dir}/summary.json")
+    return entries
