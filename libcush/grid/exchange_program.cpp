@@ -66,7 +66,7 @@ void send_through_staging(ExchangePhase& out, ExchangeProgram& program, std::siz
 ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer) {
   ExchangeProgram program;
   using Kind = BufferRef::Kind;
-  for (const HaloPhase& phase : halo_schedule(grid)) {
+  for (const HaloPhase& phase : halo_phases(grid)) {
     ExchangePhase out;
     for (const HaloMessage& m : phase.messages) {
       const std::size_t id = program.ends.size();

@@ -129,8 +129,8 @@ struct FieldEngine::Impl {
     }
     plan_pipelines();
     plan_phases();
-    const std::vector<HaloPhase> schedule = halo_schedule(grid);  // the program's phases, in order
-    while (in_place < schedule.size() && grid.exchanged_in_place(schedule[in_place].axis)) ++in_place;
+    const std::vector<HaloPhase> phases = halo_phases(grid);  // the program's phases, in order
+    while (in_place < phases.size() && grid.exchanged_in_place(phases[in_place].axis)) ++in_place;
   }
 
   // Finds the faces packed into a peer's receive buffer that are big enough to pipeline.
