@@ -377,6 +377,27 @@ TEST(Field, FieldsMadeAlikeShareTheStreams) {
   expect_blocks_match(v, want, true);  // untouched by w
 }
 
+// done() asks without blocking: false while a block's stream or an exchange in flight still has
+// work, true once wait() has returned.
+TEST(Field, DoneSaysWhetherWorkIsLeft) {
+  CUSH_REQUIRE_GPUS(1);
+  GridOptions o;
+  o.periodic = {true, true, false};
+  cush::Field<float> f(cush::DeviceSet(cush_test::device_orders().back()), Extent3{32, 16, 1}, 2, o);
+  f.wait();
+  EXPECT_TRUE(f.done());
+  {
+    const cush::DeviceGuard guard(f.block(0).device);
+    cush_test::spin(f.block(0).stream, 200);
+  }
+  EXPECT_FALSE(f.done());
+  f.exchange_start();  // the exchange streams wait behind the spinning block stream
+  EXPECT_FALSE(f.done());
+  f.exchange_finish();
+  f.wait();
+  EXPECT_TRUE(f.done());
+}
+
 TEST(Field, MisuseIsRejected) {
   CUSH_REQUIRE_GPUS(1);
   cush::Field<float> f(cush::DeviceSet{0}, Extent3{16, 16, 1}, 2);
