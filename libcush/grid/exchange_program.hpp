@@ -48,8 +48,9 @@ struct ExchangeStep {
 /// One phase (axis): `sends` run on the senders' streams (packs, copies within a device, copies
 /// between devices), then every receiver waits for its senders (`links`), then `receives`
 /// (unpacks) run on the receivers' streams. Before its sends, a sender waits for the start of the
-/// phase on each receiver it writes to.
+/// phase on each receiver it writes to (grid/exchange_schedule.hpp orders it all).
 struct ExchangePhase {
+  std::size_t axis = 0;
   std::vector<ExchangeStep> sends;
   std::vector<std::pair<std::size_t, std::size_t>> links;  // (sender, receiver), distinct blocks, once each
   std::vector<ExchangeStep> receives;
@@ -63,6 +64,9 @@ struct ExchangeProgram {
   /// The block each message's staging buffers belong to (sender, receiver).
   std::vector<std::pair<std::size_t, std::size_t>> ends;
 };
+
+/// The block whose device holds a buffer (staging buffers live on their message's ends).
+[[nodiscard]] std::size_t buffer_block(const ExchangeProgram& program, const BufferRef& buffer);
 
 /// True if a box of `size` cells of a buffer of `alloc` cells is one run in memory.
 [[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;
