@@ -1,8 +1,9 @@
 #pragma once
 // The halo exchange of a Field as a program of copies over symbolic buffers: which box is
 // packed, which bytes cross to which device, which box is unpacked, on whose stream. Pure host
-// code, so CI runs it on host arrays (tests/grid/test_grid.cpp); the GPU engine (field.cpp)
-// maps the buffers to device memory and the steps to kernels and copies.
+// code, so CI runs it on host arrays (tests/grid/test_grid.cpp); the schedule
+// (exchange_schedule.hpp) orders the steps on streams, and the GPU engine (field_engine.cpp) maps
+// the buffers to device memory and the steps to kernels and copies.
 
 #include <cstddef>
 #include <functional>
