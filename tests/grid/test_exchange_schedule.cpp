@@ -89,9 +89,7 @@ Trial random_trial(std::mt19937_64& rng) {
       if (count > 8) continue;
     }
     try {
-      Trial t{Decomposition(extent, dims, count, o)};
-      t.peers = static_cast<Peers>(pick(0, 2));
-      t.salt = static_cast<std::uint32_t>(rng());
+      Trial t{Decomposition(extent, dims, count, o), static_cast<Peers>(pick(0, 2)), static_cast<std::uint32_t>(rng()), {}};
       t.options.element_size = pick(0, 1) == 1 ? 8 : 4;
       const std::size_t thresholds[] = {0, 0, 64, 512, 4096, std::size_t{1} << 40};
       t.options.pipeline_bytes = thresholds[pick(0, 5)];

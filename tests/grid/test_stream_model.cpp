@@ -97,7 +97,9 @@ TEST(StreamModel, RandomOrdersKeepTheOrder) {
     for (std::size_t i = 0; i < order.size(); ++i) place[order[i]] = i;
     for (std::size_t b = 0; b < order.size(); ++b)
       for (std::size_t a = 0; a < b; ++a)
-        if (m.before(a, b)) ASSERT_LT(place[a], place[b]);
+        if (m.before(a, b)) {
+          ASSERT_LT(place[a], place[b]);
+        }
   }
 }
 
