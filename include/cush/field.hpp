@@ -4,12 +4,12 @@
 /// layers, and the halo exchange that keeps the ghosts up to date.
 ///
 /// Streams and validity (as for a Plan): scatter(), gather() and exchange_finish() are enqueued
-/// on the blocks' streams (block(k).stream) and return at once; wait() blocks. exchange_start()
-/// enqueues the copies of the axes exchanged in place (Decomposition::exchanged_in_place: those
-/// before the first split axis, whose ghosts are the block's own cells) on the blocks' streams,
-/// and the rest of the exchange on a second stream per device, which runs until
-/// exchange_finish(); a kernel the user enqueues on block(k).stream in between runs alongside
-/// it and may read the ghosts filled in place:
+/// on the blocks' streams (block(k).stream) and return at once; wait() blocks, done() asks
+/// without blocking. exchange_start() enqueues the copies of the axes exchanged in place
+/// (Decomposition::exchanged_in_place: those before the first split axis, whose ghosts are the
+/// block's own cells) on the blocks' streams, and the rest of the exchange on a second stream per
+/// device, which runs until exchange_finish(); a kernel the user enqueues on block(k).stream in
+/// between runs alongside it and may read the ghosts filled in place:
 ///
 ///     field.exchange_start();                 // after the work already on the blocks' streams
 ///     field.for_each([](cush::Block<double> b) { step(b, grid.interior(b.pos, 1)); });
@@ -27,12 +27,10 @@
 
 #include <cstddef>
 #include <memory>
-#include <span>
 #include <utility>
 #include <vector>
 
 #include "cush/device_guard.hpp"
-#include "cush/device_buffer.hpp"
 #include "cush/device_set.hpp"
 #include "cush/grid.hpp"
 
@@ -76,38 +74,6 @@ enum class HaloTransport {
   staged,
 };
 
-namespace detail {
-
-/// The type-independent machinery of a Field: the exchange's streams, events and message
-/// buffers, and the host <-> block copies.
-class FieldEngine {
- public:
-  FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size, HaloTransport transport);
-  ~FieldEngine();
-  FieldEngine(const FieldEngine&) = delete;
-  FieldEngine& operator=(const FieldEngine&) = delete;
-
-  void exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams);
-  void exchange_finish(std::span<const cudaStream_t> streams);
-  /// A whole exchange run on `streams` themselves (no second stream to hop to and back).
-  void exchange(std::span<void* const> data, std::span<const cudaStream_t> streams);
-  [[nodiscard]] bool in_flight() const noexcept;
-  /// The slab count of every message sent in slabs (pipelined), in phase order.
-  [[nodiscard]] std::vector<std::size_t> pipelined_slabs() const;
-  /// Host global array (no ghosts, x fastest) <-> the blocks' owned cells, on `streams`.
-  void scatter(const void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
-  void gather(void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-/// The devices and the blocks' streams, shared by the fields made alike (Field::alike).
-struct FieldStreams;
-
-}  // namespace detail
-
 /// @brief The type-independent part of a Field (see Field<T>).
 class FieldBase {
  public:
@@ -116,7 +82,7 @@ class FieldBase {
   FieldBase(const FieldBase&) = delete;
   FieldBase& operator=(const FieldBase&) = delete;
 
-  [[nodiscard]] const Decomposition& grid() const noexcept { return grid_; }
+  [[nodiscard]] const Decomposition& grid() const noexcept;
   [[nodiscard]] const DeviceSet& devices() const noexcept;
   /// The stream of block k (shared by every field made alike).
   [[nodiscard]] cudaStream_t stream(std::size_t k) const;
@@ -134,7 +100,7 @@ class FieldBase {
   /// model's). Setting it to another transport waits for all work on the blocks' streams (like
   /// wait()); throws InvalidArgument while an exchange is in flight.
   void set_halo_transport(HaloTransport transport);
-  [[nodiscard]] HaloTransport halo_transport() const noexcept { return transport_; }
+  [[nodiscard]] HaloTransport halo_transport() const noexcept;
   /// Diagnostics: the slab count of each message the exchange pipelines (a strided face packed
   /// into the peer and unpacked slab by slab while later slabs cross the link), in phase order;
   /// empty when no face reaches the threshold (docs/grid.md, "Pipelined faces").
@@ -142,6 +108,9 @@ class FieldBase {
   /// Blocks until all work on the blocks' streams is done (finish an exchange first); throws
   /// CudaError if any of it failed.
   void wait() const;
+  /// True if all work on the blocks' streams and on the exchange's own streams (an exchange in
+  /// flight) is done; does not block. Throws CudaError if any of it failed.
+  [[nodiscard]] bool done() const;
 
  protected:
   FieldBase(FieldBase&&) noexcept;
@@ -156,15 +125,8 @@ class FieldBase {
   void gather_bytes(void* host);
 
  private:
-  void allocate(std::size_t element_size);
-  [[nodiscard]] const std::vector<cudaStream_t>& stream_list() const;
-  Decomposition grid_;
-  std::shared_ptr<detail::FieldStreams> streams_;
-  std::vector<DeviceBuffer> buffers_;
-  std::vector<void*> data_;
-  std::size_t element_size_ = 0;
-  HaloTransport transport_ = HaloTransport::automatic;
-  std::unique_ptr<detail::FieldEngine> engine_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// @brief A field of T on a grid decomposed over a device set (block k on devices[k]).

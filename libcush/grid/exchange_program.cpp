@@ -6,6 +6,15 @@
 
 namespace cush::detail {
 
+std::size_t buffer_block(const ExchangeProgram& program, const BufferRef& buffer) {
+  switch (buffer.kind) {
+    case BufferRef::Kind::send: return program.ends.at(buffer.index).first;
+    case BufferRef::Kind::recv: return program.ends.at(buffer.index).second;
+    case BufferRef::Kind::block: break;
+  }
+  return buffer.index;
+}
+
 bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept {
   if (size[1] * size[2] <= 1) return true;   // one row, or part of one
   if (size[0] != alloc[0]) return false;      // rows with gaps between them
@@ -66,8 +75,9 @@ void send_through_staging(ExchangePhase& out, ExchangeProgram& program, std::siz
 ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer) {
   ExchangeProgram program;
   using Kind = BufferRef::Kind;
-  for (const HaloPhase& phase : halo_schedule(grid)) {
+  for (const HaloPhase& phase : halo_phases(grid)) {
     ExchangePhase out;
+    out.axis = phase.axis;
     for (const HaloMessage& m : phase.messages) {
       const std::size_t id = program.ends.size();
       program.ends.emplace_back(m.from, m.to);

@@ -1,8 +1,9 @@
 #pragma once
 // The halo exchange of a Field as a program of copies over symbolic buffers: which box is
 // packed, which bytes cross to which device, which box is unpacked, on whose stream. Pure host
-// code, so CI runs it on host arrays (tests/grid/test_grid.cpp); the GPU engine (field.cpp)
-// maps the buffers to device memory and the steps to kernels and copies.
+// code, so CI runs it on host arrays (tests/grid/test_grid.cpp); the schedule
+// (exchange_schedule.hpp) orders the steps on streams, and the GPU engine (field_engine.cpp) maps
+// the buffers to device memory and the steps to kernels and copies.
 
 #include <cstddef>
 #include <functional>
@@ -48,8 +49,9 @@ struct ExchangeStep {
 /// One phase (axis): `sends` run on the senders' streams (packs, copies within a device, copies
 /// between devices), then every receiver waits for its senders (`links`), then `receives`
 /// (unpacks) run on the receivers' streams. Before its sends, a sender waits for the start of the
-/// phase on each receiver it writes to.
+/// phase on each receiver it writes to (grid/exchange_schedule.hpp orders it all).
 struct ExchangePhase {
+  std::size_t axis = 0;
   std::vector<ExchangeStep> sends;
   std::vector<std::pair<std::size_t, std::size_t>> links;  // (sender, receiver), distinct blocks, once each
   std::vector<ExchangeStep> receives;
@@ -63,6 +65,9 @@ struct ExchangeProgram {
   /// The block each message's staging buffers belong to (sender, receiver).
   std::vector<std::pair<std::size_t, std::size_t>> ends;
 };
+
+/// The block whose device holds a buffer (staging buffers live on their message's ends).
+[[nodiscard]] std::size_t buffer_block(const ExchangeProgram& program, const BufferRef& buffer);
 
 /// True if a box of `size` cells of a buffer of `alloc` cells is one run in memory.
 [[nodiscard]] bool box_is_contiguous(const Extent3& alloc, const Extent3& size) noexcept;

@@ -1,21 +1,22 @@
 #include "cush/field.hpp"
-#include "grid/halo.hpp"
 
-#include <algorithm>
-#include <cstdlib>
+#include <cstddef>
 #include <limits>
 #include <string>
+#include <utility>
 
-#include "grid/box_copy.hpp"
-#include "core/peer_access.hpp"
-#include "grid/exchange_program.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "cush/stream.hpp"
+#include "grid/field_engine.hpp"
 
-namespace cush::detail {
+namespace cush {
 
+namespace detail {
+
+// The devices and the blocks' streams, shared by the fields made alike (Field::alike), so a
+// kernel that reads one field and writes another is ordered with both.
 struct FieldStreams {
   DeviceSet devices;
   std::vector<Stream> streams;
@@ -28,282 +29,53 @@ struct FieldStreams {
   }
 };
 
-namespace {
+}  // namespace detail
 
-// Whether block `from`'s kernels may store into block `to`'s memory (peer access enabled).
-PeerStores peer_stores(const DeviceSet& devices, HaloTransport transport) {
-  if (transport == HaloTransport::staged) return {};
-  return [&devices](std::size_t from, std::size_t to) { return enable_peer_access_once(devices[from], devices[to]); };
-}
-
-// Pipelining of a face packed straight into a peer's receive buffer: the pack is split into
-// slabs, and the receiver unpacks slab c on a second stream while slab c + 1 crosses the link.
-// Only faces of at least 256 MiB are split, in 8 slabs: below that the packs and unpacks of both
-// directions contend for memory and pipelining measured slower (docs/grid.md). Both are read
-// from the environment when a field is made: CUSH_HALO_PIPELINE_MIB, CUSH_HALO_CHUNKS (1: off).
-std::size_t env_size(const char* name, std::size_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  return static_cast<std::size_t>(std::strtoull(v, nullptr, 10));
-}
-
-std::size_t pipeline_bytes() { return env_size("CUSH_HALO_PIPELINE_MIB", 256) << 20; }
-
-std::size_t max_chunks() { return std::clamp<std::size_t>(env_size("CUSH_HALO_CHUNKS", 8), 1, 64); }
-
-// The axis a box is split into slabs along: its slowest one with more than one cell.
-std::size_t slab_axis(const Extent3& size) { return size[2] > 1 ? 2 : (size[1] > 1 ? 1 : 0); }
-
-// Slab c of `chunks` of a step, split along slab_axis(). The receive buffer is a dense array of
-// the whole box, so a slab keeps its place in it.
-ExchangeStep slab(const ExchangeStep& s, std::size_t c, std::size_t chunks) {
-  const std::size_t a = slab_axis(s.size);
-  const std::size_t n = s.size[a];
-  const std::size_t lo = n * c / chunks;
-  const std::size_t hi = n * (c + 1) / chunks;
-  ExchangeStep out = s;
-  out.src.lo[a] += lo;
-  out.dst.lo[a] += lo;
-  out.size[a] = hi - lo;
-  return out;
-}
-
-}  // namespace
-
-struct FieldEngine::Impl {
-  DeviceSet devices;
+struct FieldBase::Impl {
   Decomposition grid;
+  std::shared_ptr<detail::FieldStreams> streams;
+  std::vector<DeviceBuffer> buffers;
+  std::vector<void*> data;  // block k's first ghost cell, lead() cells into buffers[k]
   std::size_t element_size = 0;
-  ExchangeProgram program;
-  std::vector<DeviceBuffer> send, recv;  // staging buffers by message
-  std::vector<Stream> streams;           // the exchange's stream per device
-  std::vector<cudaStream_t> own;         // their handles
-  std::vector<Event> ready, start, done, end;
-  bool in_flight = false;
+  HaloTransport transport = HaloTransport::automatic;
+  std::unique_ptr<detail::FieldEngine> engine;
 
-  // A pipelined message of a phase: its pack (a send step) and unpack (a receive step), split
-  // into `chunks` slabs; slab c's arrival is `arrived[c]` (recorded on the sender).
-  struct Pipelined {
-    std::size_t send = 0;
-    std::size_t receive = 0;
-    std::size_t chunks = 0;
-    std::vector<Event> arrived;
-  };
-  std::vector<std::vector<Pipelined>> pipelined;  // by phase
-  std::vector<Stream> unpack_streams;             // per device, for pipelined unpacks
-  std::vector<Event> unpacked;                    // per device, end of its pipelined unpacks
-  std::vector<unsigned> pack_blocks;              // per device, the pipelined packs' grid
-
-  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  struct PhasePlan {
-    std::vector<std::size_t> starts, unpackers, senders;  // blocks, ascending
-    std::vector<std::size_t> wait_before;                 // by send step: a block's start, or kNone
-    std::vector<std::size_t> piped_send;                  // by send step: index in pipelined, or kNone
-    std::vector<char> piped_receive;                      // by receive step
-  };
-  std::vector<PhasePlan> plans;  // by phase
-  // Leading phases whose axes are exchanged in place (Decomposition::exchanged_in_place): every
-  // message within one block. exchange_start() runs them on the blocks' streams.
-  std::size_t in_place = 0;
-
-  Impl(const DeviceSet& d, const Decomposition& g, std::size_t es, HaloTransport transport)
-      : devices(d), grid(g), element_size(es), program(exchange_program(g, peer_stores(d, transport))) {
-    for (std::size_t m = 0; m < program.ends.size(); ++m) {
-      const auto [from, to] = program.ends[m];
-      send.emplace_back();
-      recv.emplace_back();
-      if (program.send_cells[m] > 0) send[m] = DeviceBuffer(devices[from], program.send_cells[m] * element_size);
-      if (program.recv_cells[m] > 0) recv[m] = DeviceBuffer(devices[to], program.recv_cells[m] * element_size);
+  Impl(Decomposition g, std::shared_ptr<detail::FieldStreams> s, std::size_t es, HaloTransport t)
+      : grid(std::move(g)), streams(std::move(s)), element_size(es), transport(t) {
+    // Everything is checked before the first allocation.
+    for (std::size_t k = 0; k < grid.size(); ++k) {
+      const std::size_t cells = grid.lead() + grid.allocated_cells(k);
+      if (element_size != 0 && cells > std::numeric_limits<std::size_t>::max() / element_size)
+        throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
+      const std::size_t needed = cells * element_size;
+      const std::size_t available = streams->devices.free_memory(k);
+      if (needed > available) throw OutOfMemory("cush::Field", streams->devices[k], needed, available);
     }
-    for (const ExchangePhase& phase : program.phases)
-      for (const auto& [from, to] : phase.links) {
-        enable_peer_access_once(devices[from], devices[to]);
-        enable_peer_access_once(devices[to], devices[from]);
-      }
-    for (std::size_t k = 0; k < devices.size(); ++k) {
-      streams.emplace_back(devices[k]);
-      own.push_back(streams.back().get());
-      ready.emplace_back(devices[k]);
-      start.emplace_back(devices[k]);
-      done.emplace_back(devices[k]);
-      end.emplace_back(devices[k]);
+    for (std::size_t k = 0; k < grid.size(); ++k) {
+      // The buffer's start is aligned (to 256 bytes); lead() cells on, the first ghost cell.
+      buffers.emplace_back(streams->devices[k], (grid.lead() + grid.allocated_cells(k)) * element_size);
+      data.push_back(static_cast<std::byte*>(buffers.back().data()) + grid.lead() * element_size);
     }
-    plan_pipelines();
-    plan_phases();
-    const std::vector<HaloPhase> schedule = halo_schedule(grid);  // the program's phases, in order
-    while (in_place < schedule.size() && grid.exchanged_in_place(schedule[in_place].axis)) ++in_place;
+    engine = std::make_unique<detail::FieldEngine>(streams->devices, grid, element_size, transport);
   }
 
-  // Finds the faces packed into a peer's receive buffer that are big enough to pipeline.
-  void plan_pipelines() {
-    const std::size_t most = max_chunks();
-    const std::size_t threshold = pipeline_bytes();
-    bool any = false;
-    for (const ExchangePhase& phase : program.phases) {
-      std::vector<Pipelined> list;
-      for (std::size_t r = 0; r < phase.receives.size(); ++r) {
-        const ExchangeStep& unpack = phase.receives[r];
-        for (std::size_t i = 0; i < phase.sends.size(); ++i) {
-          const ExchangeStep& pack = phase.sends[i];
-          if (pack.contiguous || pack.dst.buffer != unpack.src.buffer) continue;
-          const std::size_t cells = pack.size[0] * pack.size[1] * pack.size[2];
-          if (cells * element_size < threshold) continue;
-          const std::size_t chunks = std::min(most, pack.size[slab_axis(pack.size)]);
-          if (chunks < 2) continue;
-          Pipelined p{i, r, chunks, {}};
-          for (std::size_t c = 0; c < chunks; ++c) p.arrived.emplace_back(devices[pack.stream]);
-          list.push_back(std::move(p));
-          any = true;
-        }
-      }
-      pipelined.push_back(std::move(list));
-    }
-    if (!any) return;
-    for (std::size_t k = 0; k < devices.size(); ++k) {
-      unpack_streams.emplace_back(devices[k]);
-      unpacked.emplace_back(devices[k]);
-      int sms = 0;
-      CUSH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devices[k]));
-      // Half the device's threads (8 blocks of 256 fill an SM): room for the unpacks beside it.
-      pack_blocks.push_back(static_cast<unsigned>(std::max(sms, 1) * 4));
-    }
+  // The blocks' streams may still run kernels on the buffers, and exchange() packs into and
+  // unpacks from the engine's buffers on them: wait for them first. The engine waits for its own
+  // streams as it is destroyed, before the buffers go.
+  ~Impl() {
+    // cudaStreamSynchronize needs no current device (and a device switch could throw here).
+    for (const Stream& s : streams->streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
+    engine.reset();
   }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
-  void* buffer(const BufferRef& b, std::span<void* const> data) const {
-    switch (b.kind) {
-      case BufferRef::Kind::send: return send.at(b.index).data();
-      case BufferRef::Kind::recv: return recv.at(b.index).data();
-      case BufferRef::Kind::block: break;
-    }
-    return data[b.index];
-  }
-
-  void step(const ExchangeStep& s, std::span<void* const> data, std::span<const cudaStream_t> on) const {
-    step_on(s, data, on[s.stream], 4096);
-  }
-
-  void step_on(const ExchangeStep& s, std::span<void* const> data, cudaStream_t stream, unsigned max_blocks) const {
-    const DeviceGuard guard(devices[s.stream]);
-    void* src = buffer(s.src.buffer, data);
-    void* dst = buffer(s.dst.buffer, data);
-    if (s.contiguous) {
-      const auto at = [&](void* base, const StepSide& side) {
-        return static_cast<std::byte*>(base) +
-               (side.lo[0] + side.alloc[0] * (side.lo[1] + side.alloc[1] * side.lo[2])) * element_size;
-      };
-      const std::size_t bytes = box_span(s.src.alloc, s.size) * element_size;  // padding between rows too
-      // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which CUDA 13.0 does not capture into graphs.
-      CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
-    } else {
-      launch_box_copy(BoxSide{src, s.src.alloc, s.src.lo}, BoxSide{dst, s.dst.alloc, s.dst.lo}, s.size, element_size,
-                      stream, max_blocks);
-    }
-  }
-
-  // The block whose device holds a buffer (staging buffers live on their message's ends).
-  std::size_t owner_of(const BufferRef& b) const {
-    switch (b.kind) {
-      case BufferRef::Kind::send: return program.ends.at(b.index).first;
-      case BufferRef::Kind::recv: return program.ends.at(b.index).second;
-      case BufferRef::Kind::block: break;
-    }
-    return b.index;
-  }
-
-  // The program on the streams `on` (one per block).
-  void run(std::span<void* const> data, std::span<const cudaStream_t> on) { run(data, on, 0, program.phases.size()); }
-
-  // Phases [first, last) of the program.
-  void run(std::span<void* const> data, std::span<const cudaStream_t> on, std::size_t first, std::size_t last) {
-    for (std::size_t ph = first; ph < last; ++ph) {
-      const ExchangePhase& phase = program.phases[ph];
-      const PhasePlan& plan = plans[ph];
-      std::vector<Pipelined>& piped = pipelined[ph];
-      // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
-      // earlier exchange work (which read them) is done: it waits for the receiver's start of
-      // the phase just before its first step into the receiver (its packs run before).
-      for (std::size_t k : plan.starts) start[k].record(on[k]);
-      // The unpack streams of pipelined receivers start after their receiver's earlier work.
-      for (std::size_t k : plan.unpackers) start[k].wait_in(unpack_streams[k].get());
-      for (std::size_t i = 0; i < phase.sends.size(); ++i) {
-        const ExchangeStep& s = phase.sends[i];
-        if (plan.wait_before[i] != kNone) start[plan.wait_before[i]].wait_in(on[s.stream]);
-        if (plan.piped_send[i] == kNone) {
-          step(s, data, on);
-          continue;
-        }
-        // Slab by slab: the pack on the sender, then the unpack on the receiver's unpack stream
-        // once the slab has arrived.
-        Pipelined& m = piped[plan.piped_send[i]];
-        const ExchangeStep& u = phase.receives[m.receive];
-        for (std::size_t c = 0; c < m.chunks; ++c) {
-          step_on(slab(s, c, m.chunks), data, on[s.stream], pack_blocks[s.stream]);
-          m.arrived[c].record(on[s.stream]);
-          m.arrived[c].wait_in(unpack_streams[u.stream].get());
-          step_on(slab(u, c, m.chunks), data, unpack_streams[u.stream].get(), 4096);
-        }
-      }
-      // Receivers continue once their senders' copies are done. Every sender's end is recorded
-      // before any receiver waits, so no wait adds a dependency on a third device.
-      for (std::size_t k : plan.senders) done[k].record(on[k]);
-      for (const auto& [from, to] : phase.links) done[from].wait_in(on[to]);
-      for (std::size_t r = 0; r < phase.receives.size(); ++r)
-        if (plan.piped_receive[r] == 0) step(phase.receives[r], data, on);
-      for (std::size_t k : plan.unpackers) {
-        unpacked[k].record(unpack_streams[k].get());
-        unpacked[k].wait_in(on[k]);
-      }
-    }
-  }
-
-  // What run() does in each phase, worked out once: which blocks record a start (those written
-  // by another's steps, and pipelined receivers), which start each send step waits for first,
-  // which steps are pipelined, which blocks record a done.
-  void plan_phases() {
-    const std::size_t p = devices.size();
-    for (std::size_t ph = 0; ph < program.phases.size(); ++ph) {
-      const ExchangePhase& phase = program.phases[ph];
-      PhasePlan plan;
-      std::vector<char> starts(p, 0), waited(p * p, 0), senders(p, 0), unpackers(p, 0);
-      plan.wait_before.assign(phase.sends.size(), kNone);
-      plan.piped_send.assign(phase.sends.size(), kNone);
-      plan.piped_receive.assign(phase.receives.size(), 0);
-      for (std::size_t i = 0; i < phase.sends.size(); ++i) {
-        const ExchangeStep& s = phase.sends[i];
-        const std::size_t target = owner_of(s.dst.buffer);
-        if (target != s.stream && waited[s.stream * p + target] == 0) {
-          waited[s.stream * p + target] = 1;
-          starts[target] = 1;
-          plan.wait_before[i] = target;
-        }
-      }
-      for (std::size_t j = 0; j < pipelined[ph].size(); ++j) {
-        const Pipelined& m = pipelined[ph][j];
-        plan.piped_send[m.send] = j;
-        plan.piped_receive[m.receive] = 1;
-        const std::size_t to = phase.receives[m.receive].stream;
-        starts[to] = 1;
-        unpackers[to] = 1;
-      }
-      for (const auto& [from, to] : phase.links) senders[from] = 1;
-      for (std::size_t k = 0; k < p; ++k) {
-        if (starts[k] != 0) plan.starts.push_back(k);
-        if (unpackers[k] != 0) plan.unpackers.push_back(k);
-        if (senders[k] != 0) plan.senders.push_back(k);
-      }
-      plans.push_back(std::move(plan));
-    }
-  }
-
-  // After a failed enqueue: let whatever was enqueued on `on` finish, so no copy outlives the
-  // call's consequences unseen.
-  void drain(std::span<const cudaStream_t> on) const noexcept {
-    for (cudaStream_t s : on) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
-    for (const Stream& s : unpack_streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
-  }
+  [[nodiscard]] const std::vector<cudaStream_t>& handles() const { return streams->handles; }
 
   // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block.
-  void copy_block(std::size_t k, void* host, void* device, cudaStream_t stream, bool to_device) const {
+  void copy_block(std::size_t k, void* host, bool to_device) const {
+    void* device = data[k];
+    const cudaStream_t stream = streams->handles[k];
     const Box o = grid.owned(k);
     const Extent3 alloc = grid.allocated(k);
     const Extent3& e = grid.extent();
@@ -319,7 +91,7 @@ struct FieldEngine::Impl {
     c.dstPos = to_device ? dp : hp;
     c.extent = cudaExtent{o.size[0] * element_size, o.size[1], o.size[2]};
     c.kind = cudaMemcpyDefault;
-    const DeviceGuard guard(devices[k]);
+    const DeviceGuard guard(streams->devices[k]);
     if (o.size[1] * o.size[2] == 1) {
       // One row (1D grids): a plain copy, free of the 3D copy's pitch limits.
       const auto lo = [&](std::size_t a) { return static_cast<std::size_t>(o.lo[a]); };
@@ -335,163 +107,79 @@ struct FieldEngine::Impl {
   }
 };
 
-FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size,
-                         HaloTransport transport)
-    : impl_(std::make_unique<Impl>(devices, grid, element_size, transport)) {}
-
-// The exchange streams synchronize as they are destroyed, so no copy outlives its buffers.
-FieldEngine::~FieldEngine() = default;
-
-bool FieldEngine::in_flight() const noexcept { return impl_->in_flight; }
-
-std::vector<std::size_t> FieldEngine::pipelined_slabs() const {
-  std::vector<std::size_t> slabs;
-  for (const auto& phase : impl_->pipelined)
-    for (const auto& m : phase) slabs.push_back(m.chunks);
-  return slabs;
-}
-
-void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cudaStream_t> streams) {
-  if (impl_->in_flight)
-    throw InvalidArgument("cush::Field::exchange_start", "this", "an exchange is in flight: call exchange_finish() first");
-  // The phases exchanged in place first, on the blocks' streams: kernels enqueued after this call
-  // may read those ghosts (Decomposition::interior counts them in).
-  try {
-    impl_->run(data, streams, 0, impl_->in_place);
-  } catch (...) {
-    impl_->drain(streams);
-    throw;
-  }
-  for (std::size_t k = 0; k < streams.size(); ++k) {
-    impl_->ready[k].record(streams[k]);
-    impl_->ready[k].wait_in(impl_->streams[k].get());
-  }
-  try {
-    impl_->run(data, impl_->own, impl_->in_place, impl_->program.phases.size());
-  } catch (...) {
-    impl_->drain(impl_->own);
-    throw;
-  }
-  impl_->in_flight = true;
-}
-
-void FieldEngine::exchange(std::span<void* const> data, std::span<const cudaStream_t> streams) {
-  if (impl_->in_flight)
-    throw InvalidArgument("cush::Field::exchange", "this", "an exchange is in flight: call exchange_finish() first");
-  try {
-    impl_->run(data, streams);
-  } catch (...) {
-    impl_->drain(streams);
-    throw;
-  }
-}
-
-void FieldEngine::exchange_finish(std::span<const cudaStream_t> streams) {
-  if (!impl_->in_flight)
-    throw InvalidArgument("cush::Field::exchange_finish", "this", "no exchange is in flight: call exchange_start() first");
-  for (std::size_t k = 0; k < streams.size(); ++k) {
-    impl_->end[k].record(impl_->streams[k].get());
-    impl_->end[k].wait_in(streams[k]);
-  }
-  impl_->in_flight = false;
-}
-
-void FieldEngine::scatter(const void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const {
-  if (host == nullptr) throw InvalidArgument("cush::Field::scatter", "host", "is null");
-  for (std::size_t k = 0; k < data.size(); ++k) impl_->copy_block(k, const_cast<void*>(host), data[k], streams[k], true);
-}
-
-void FieldEngine::gather(void* host, std::span<void* const> data, std::span<const cudaStream_t> streams) const {
-  if (host == nullptr) throw InvalidArgument("cush::Field::gather", "host", "is null");
-  for (std::size_t k = 0; k < data.size(); ++k) impl_->copy_block(k, host, data[k], streams[k], false);
-}
-
-}  // namespace cush::detail
-
-namespace cush {
-
-FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size) : grid_(std::move(grid)) {
-  if (devices.size() != grid_.size())
+FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size) {
+  if (devices.size() != grid.size())
     throw InvalidArgument("cush::Field", "devices",
                           std::to_string(devices.size()) + " devices for a decomposition of " +
-                              std::to_string(grid_.size()) + " blocks");
-  streams_ = std::make_shared<detail::FieldStreams>(std::move(devices));
-  allocate(element_size);
+                              std::to_string(grid.size()) + " blocks");
+  auto streams = std::make_shared<detail::FieldStreams>(std::move(devices));
+  impl_ = std::make_unique<Impl>(std::move(grid), std::move(streams), element_size, HaloTransport::automatic);
 }
 
-FieldBase::FieldBase(const FieldBase& like, std::size_t element_size)
-    : grid_(like.grid_), streams_(like.streams_), transport_(like.transport_) {
-  if (!streams_) throw InvalidArgument("cush::Field::alike", "like", "was moved from");
-  allocate(element_size);
-}
-
-void FieldBase::allocate(std::size_t element_size) {
-  // Everything is checked before the first allocation.
-  for (std::size_t k = 0; k < grid_.size(); ++k) {
-    const std::size_t cells = grid_.lead() + grid_.allocated_cells(k);
-    if (element_size != 0 && cells > std::numeric_limits<std::size_t>::max() / element_size)
-      throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
-    const std::size_t needed = cells * element_size;
-    const std::size_t available = streams_->devices.free_memory(k);
-    if (needed > available) throw OutOfMemory("cush::Field", streams_->devices[k], needed, available);
-  }
-  for (std::size_t k = 0; k < grid_.size(); ++k) {
-    // The buffer's start is aligned (to 256 bytes); lead() cells on, the first ghost cell.
-    buffers_.emplace_back(streams_->devices[k], (grid_.lead() + grid_.allocated_cells(k)) * element_size);
-    data_.push_back(static_cast<std::byte*>(buffers_.back().data()) + grid_.lead() * element_size);
-  }
-  element_size_ = element_size;
-  engine_ = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size, transport_);
+FieldBase::FieldBase(const FieldBase& like, std::size_t element_size) {
+  if (!like.impl_) throw InvalidArgument("cush::Field::alike", "like", "was moved from");
+  impl_ = std::make_unique<Impl>(like.impl_->grid, like.impl_->streams, element_size, like.impl_->transport);
 }
 
 FieldBase::FieldBase(FieldBase&&) noexcept = default;
 
-// The blocks' streams may still run kernels on the buffers: wait for them first (the engine
-// waits for its own streams as it is destroyed, before the buffers go).
-FieldBase::~FieldBase() {
-  if (!streams_) return;  // moved from
-  // cudaStreamSynchronize needs no current device (and a device switch could throw here).
-  for (const Stream& s : streams_->streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
-  engine_.reset();
-}
+FieldBase::~FieldBase() = default;
 
-const DeviceSet& FieldBase::devices() const noexcept { return streams_->devices; }
+const Decomposition& FieldBase::grid() const noexcept { return impl_->grid; }
 
-cudaStream_t FieldBase::stream(std::size_t k) const { return streams_->streams.at(k).get(); }
+const DeviceSet& FieldBase::devices() const noexcept { return impl_->streams->devices; }
 
-void* FieldBase::block_data(std::size_t k) const { return data_.at(k); }
+cudaStream_t FieldBase::stream(std::size_t k) const { return impl_->streams->streams.at(k).get(); }
 
-int FieldBase::block_device(std::size_t k) const { return streams_->devices[k]; }
+void* FieldBase::block_data(std::size_t k) const { return impl_->data.at(k); }
 
-const std::vector<cudaStream_t>& FieldBase::stream_list() const { return streams_->handles; }
+int FieldBase::block_device(std::size_t k) const { return impl_->streams->devices[k]; }
 
-void FieldBase::exchange_start() { engine_->exchange_start(data_, stream_list()); }
+HaloTransport FieldBase::halo_transport() const noexcept { return impl_->transport; }
 
-void FieldBase::exchange_finish() { engine_->exchange_finish(stream_list()); }
+void FieldBase::exchange_start() { impl_->engine->exchange_start(impl_->data, impl_->handles()); }
 
-void FieldBase::exchange() { engine_->exchange(data_, stream_list()); }
+void FieldBase::exchange_finish() { impl_->engine->exchange_finish(impl_->handles()); }
 
-std::vector<std::size_t> FieldBase::pipelined_slabs() const { return engine_->pipelined_slabs(); }
+void FieldBase::exchange() { impl_->engine->exchange(impl_->data, impl_->handles()); }
+
+std::vector<std::size_t> FieldBase::pipelined_slabs() const { return impl_->engine->pipelined_slabs(); }
 
 void FieldBase::set_halo_transport(HaloTransport transport) {
-  if (engine_->in_flight())
+  Impl& f = *impl_;
+  if (f.engine->in_flight())
     throw InvalidArgument("cush::Field::set_halo_transport", "this", "an exchange is in flight: call exchange_finish() first");
-  if (transport == transport_) return;
+  if (transport == f.transport) return;
   // The new engine first (it may fail to allocate). exchange() runs on the blocks' streams, so
   // they may still pack into or unpack from the old engine's buffers: wait for them before the
   // old engine goes (its own streams synchronize as it is destroyed).
-  auto next = std::make_unique<detail::FieldEngine>(streams_->devices, grid_, element_size_, transport);
+  auto next = std::make_unique<detail::FieldEngine>(f.streams->devices, f.grid, f.element_size, transport);
   wait();
-  engine_ = std::move(next);
-  transport_ = transport;
+  f.engine = std::move(next);
+  f.transport = transport;
 }
 
 void FieldBase::wait() const {
-  for (const Stream& s : streams_->streams) s.synchronize();
+  for (const Stream& s : impl_->streams->streams) s.synchronize();
 }
 
-void FieldBase::scatter_bytes(const void* host) { engine_->scatter(host, data_, stream_list()); }
+bool FieldBase::done() const {
+  for (const Stream& s : impl_->streams->streams) {
+    const cudaError_t status = cudaStreamQuery(s.get());
+    if (status == cudaErrorNotReady) return false;
+    CUSH_CUDA_CHECK_AT(status, "block stream on device " + std::to_string(s.device()));
+  }
+  return impl_->engine->done();
+}
 
-void FieldBase::gather_bytes(void* host) { engine_->gather(host, data_, stream_list()); }
+void FieldBase::scatter_bytes(const void* host) {
+  if (host == nullptr) throw InvalidArgument("cush::Field::scatter", "host", "is null");
+  for (std::size_t k = 0; k < impl_->grid.size(); ++k) impl_->copy_block(k, const_cast<void*>(host), true);
+}
+
+void FieldBase::gather_bytes(void* host) {
+  if (host == nullptr) throw InvalidArgument("cush::Field::gather", "host", "is null");
+  for (std::size_t k = 0; k < impl_->grid.size(); ++k) impl_->copy_block(k, host, false);
+}
 
 }  // namespace cush

@@ -2,7 +2,7 @@
 
 namespace cush {
 
-std::vector<HaloPhase> halo_schedule(const Decomposition& grid) {
+std::vector<HaloPhase> halo_phases(const Decomposition& grid) {
   std::vector<HaloPhase> phases;
   for (std::size_t axis = 0; axis < grid.dims(); ++axis) {
     HaloPhase phase{axis, {}};

@@ -38,6 +38,6 @@ struct HaloPhase {
 
 /// @brief The phases of a full exchange (every grid axis along which some block has a
 /// neighbour), in the order x, y, z.
-[[nodiscard]] std::vector<HaloPhase> halo_schedule(const Decomposition& grid);
+[[nodiscard]] std::vector<HaloPhase> halo_phases(const Decomposition& grid);
 
 }  // namespace cush

@@ -12,38 +12,11 @@
 
 #include "core/env.hpp"
 #include "cush/error.hpp"
+#include "support/env.hpp"
 
 namespace {
 
 namespace env = cush::detail::env;
-
-// Sets a variable for one test and puts the old value back; the cache is refreshed both ways.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      had_ = true;
-      old_ = old;
-    }
-    ::setenv(name, value, 1);
-    env::refresh();
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      ::setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-    env::refresh();
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // The InvalidArgument a read throws, or nothing.
 std::optional<cush::InvalidArgument> error_of(const char* name) {
@@ -85,15 +58,15 @@ TEST(Env, UnsetVariablesGiveTheirDefaultsInBytes) {
 
 TEST(Env, ValuesAreReadInTheirUnits) {
   {
-    const ScopedEnv v("CUSH_HALO_PIPELINE_MIB", "4");
+    const cush_test::ScopedEnv v("CUSH_HALO_PIPELINE_MIB", "4");
     EXPECT_EQ(env::size("CUSH_HALO_PIPELINE_MIB"), std::size_t{4} << 20);
   }
   {
-    const ScopedEnv v("CUSH_DIRECT_TO_DEVICE_BELOW_KIB", "0");
+    const cush_test::ScopedEnv v("CUSH_DIRECT_TO_DEVICE_BELOW_KIB", "0");
     EXPECT_EQ(env::size("CUSH_DIRECT_TO_DEVICE_BELOW_KIB"), 0U);
   }
   {
-    const ScopedEnv v("CUSH_BENCH_MIN_TIME", "0.25");
+    const cush_test::ScopedEnv v("CUSH_BENCH_MIN_TIME", "0.25");
     EXPECT_TRUE(env::is_set("CUSH_BENCH_MIN_TIME"));
     EXPECT_DOUBLE_EQ(env::seconds("CUSH_BENCH_MIN_TIME"), 0.25);
   }
@@ -101,7 +74,7 @@ TEST(Env, ValuesAreReadInTheirUnits) {
 
 TEST(Env, MalformedValuesAreInvalidArgumentsThatNameTheVariable) {
   for (const char* text : {"abc", "12abc", "-1", "4.5", " 4", "99999999999999999999999"}) {
-    const ScopedEnv v("CUSH_HALO_PIPELINE_MIB", text);
+    const cush_test::ScopedEnv v("CUSH_HALO_PIPELINE_MIB", text);
     const auto e = error_of("CUSH_HALO_PIPELINE_MIB");
     ASSERT_TRUE(e.has_value()) << "'" << text << "' was accepted";
     EXPECT_EQ(e->argument(), "CUSH_HALO_PIPELINE_MIB");
@@ -109,24 +82,24 @@ TEST(Env, MalformedValuesAreInvalidArgumentsThatNameTheVariable) {
     EXPECT_NE(std::string(e->what()).find("MiB"), std::string::npos) << e->what();
   }
   {
-    const ScopedEnv v("CUSH_BENCH_MIN_TIME", "fast");
+    const cush_test::ScopedEnv v("CUSH_BENCH_MIN_TIME", "fast");
     EXPECT_THROW((void)env::seconds("CUSH_BENCH_MIN_TIME"), cush::InvalidArgument);
   }
 }
 
 TEST(Env, OutOfRangeValuesAreRejected) {
   for (const char* text : {"0", "65"}) {
-    const ScopedEnv v("CUSH_HALO_CHUNKS", text);
+    const cush_test::ScopedEnv v("CUSH_HALO_CHUNKS", text);
     const auto e = error_of("CUSH_HALO_CHUNKS");
     ASSERT_TRUE(e.has_value()) << text;
     EXPECT_NE(std::string(e->what()).find("out of range"), std::string::npos) << e->what();
   }
-  const ScopedEnv v("CUSH_STAGING_SLOTS", "1");
+  const cush_test::ScopedEnv v("CUSH_STAGING_SLOTS", "1");
   EXPECT_THROW((void)env::size("CUSH_STAGING_SLOTS"), cush::InvalidArgument);
 }
 
 TEST(Env, ValuesAreCachedUntilRefreshed) {
-  const ScopedEnv v("CUSH_HALO_CHUNKS", "3");
+  const cush_test::ScopedEnv v("CUSH_HALO_CHUNKS", "3");
   EXPECT_EQ(env::size("CUSH_HALO_CHUNKS"), 3U);
   ::setenv("CUSH_HALO_CHUNKS", "5", 1);
   EXPECT_EQ(env::size("CUSH_HALO_CHUNKS"), 3U) << "read once, then cached";

@@ -10,6 +10,7 @@
 
 #include "cush/cush.hpp"
 #include "support/kernels.hpp"
+#include "support/env.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -71,28 +72,6 @@ void expect_blocks_match(const cush::Field<T>& f, const std::vector<T>& global, 
     expect_buffer_matches(f.grid(), b, buf, global, [&](auto...) { return ghosts; });
   }
 }
-
-// Sets an environment variable for a scope (the tests run on one thread).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) {
-      ::unsetenv(name_.c_str());
-    } else {
-      ::setenv(name_.c_str(), old_.c_str(), 1);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::string old_;
-};
 
 struct Case {
   std::size_t dims;
@@ -218,8 +197,8 @@ TEST(Field, LargeStridedFacesArePipelined) {
     EXPECT_TRUE(staged.empty());
   }
   // Pipelined from 4 MiB on (the default is 256 MiB), in 5 slabs; read as a field is made.
-  const ScopedEnv threshold("CUSH_HALO_PIPELINE_MIB", "4");
-  const ScopedEnv chunks("CUSH_HALO_CHUNKS", "5");
+  const cush_test::ScopedEnv threshold("CUSH_HALO_PIPELINE_MIB", "4");
+  const cush_test::ScopedEnv chunks("CUSH_HALO_CHUNKS", "5");
   {
     const auto [automatic, staged] = pipelined_slabs({1, 0}, x_faces, Extent3{2, 1, 1}, 1);
     EXPECT_EQ(automatic, (std::vector<std::size_t>{5, 5})) << "one x face each way, 5 slabs each";
@@ -375,6 +354,27 @@ TEST(Field, FieldsMadeAlikeShareTheStreams) {
   w.wait();
   expect_blocks_match(w, d, true);
   expect_blocks_match(v, want, true);  // untouched by w
+}
+
+// done() asks without blocking: false while a block's stream or an exchange in flight still has
+// work, true once wait() has returned.
+TEST(Field, DoneSaysWhetherWorkIsLeft) {
+  CUSH_REQUIRE_GPUS(1);
+  GridOptions o;
+  o.periodic = {true, true, false};
+  cush::Field<float> f(cush::DeviceSet(cush_test::device_orders().back()), Extent3{32, 16, 1}, 2, o);
+  f.wait();
+  EXPECT_TRUE(f.done());
+  {
+    const cush::DeviceGuard guard(f.block(0).device);
+    cush_test::spin(f.block(0).stream, 200);
+  }
+  EXPECT_FALSE(f.done());
+  f.exchange_start();  // the exchange streams wait behind the spinning block stream
+  EXPECT_FALSE(f.done());
+  f.exchange_finish();
+  f.wait();
+  EXPECT_TRUE(f.done());
 }
 
 TEST(Field, MisuseIsRejected) {

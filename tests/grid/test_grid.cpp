@@ -1,5 +1,5 @@
 // Host tests of the structured grid: process grids, block boxes, neighbours, regions, and the
-// halo schedule executed on host arrays (every ghost cell must end up equal to its owner's cell).
+// halo phases executed on host arrays (every ghost cell must end up equal to its owner's cell).
 
 #include <gtest/gtest.h>
 
@@ -279,11 +279,11 @@ std::vector<std::vector<double>> initial_buffers(const Decomposition& g) {
   return buf;
 }
 
-// Runs the schedule on host buffers and checks every cell of every block's buffer.
+// Runs the phases on host buffers and checks every cell of every block's buffer.
 void check_exchange(const Decomposition& g) {
   SCOPED_TRACE(describe(g));
   std::vector<std::vector<double>> buf = initial_buffers(g);
-  const std::vector<cush::HaloPhase> phases = cush::halo_schedule(g);
+  const std::vector<cush::HaloPhase> phases = cush::halo_phases(g);
   std::size_t expected_messages = 0;
   for (std::size_t a = 0; a < g.dims(); ++a)
     for (std::size_t b = 0; b < g.size(); ++b)
@@ -347,12 +347,12 @@ void verify_buffers(const Decomposition& g, const std::vector<std::vector<double
   }
 }
 
-TEST(HaloSchedule, EveryGhostCellEqualsItsOwnerAfterTheExchange) {
+TEST(HaloPhases, EveryGhostCellEqualsItsOwnerAfterTheExchange) {
   std::mt19937 rng(13);
   for (int trial = 0; trial < 400; ++trial) check_exchange(random_grid(rng));
 }
 
-TEST(HaloSchedule, TheIssuesProcessGridsAndOneBlock) {
+TEST(HaloPhases, TheIssuesProcessGridsAndOneBlock) {
   for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 2, 1}, Extent3{1, 1, 2}, Extent3{1, 1, 1}})
     for (std::size_t depth = 1; depth <= 4; ++depth)
       for (bool periodic : {false, true}) {
@@ -366,20 +366,20 @@ TEST(HaloSchedule, TheIssuesProcessGridsAndOneBlock) {
         // when every axis is periodic (26 neighbour regions filled by 6 messages).
         if (periodic) {
           std::size_t total = 0;
-          for (const auto& phase : cush::halo_schedule(g)) total += phase.messages.size();
+          for (const auto& phase : cush::halo_phases(g)) total += phase.messages.size();
           EXPECT_EQ(total, 6 * g.size());
         }
       }
 }
 
-TEST(HaloSchedule, MessagesOfAFaceHaveTheFaceShape) {
+TEST(HaloPhases, MessagesOfAFaceHaveTheFaceShape) {
   // Two blocks split along z, depth 2, not periodic: the z phase sends 2 layers of the x and y
   // extents including their ghosts (which hold the user's boundary values).
   GridOptions o;
   o.halo = 2;
   const Decomposition g(Extent3{6, 5, 8}, 3, 2, o);
   ASSERT_EQ(g.blocks(), (Extent3{1, 1, 2}));
-  const std::vector<cush::HaloPhase> phases = cush::halo_schedule(g);
+  const std::vector<cush::HaloPhase> phases = cush::halo_phases(g);
   ASSERT_EQ(phases.size(), 1U);  // no x or y neighbours
   ASSERT_EQ(phases[0].axis, 2U);
   ASSERT_EQ(phases[0].messages.size(), 2U);
