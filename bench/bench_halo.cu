@@ -71,19 +71,19 @@ class RawExchange {
       const cush::Block<double> b = f.block(k);
       // Face box of block k's message: owned cells along the other axes, (for z, with the x and
       // y ghosts, as cush sends them), d layers along `axis`.
-      Extent3 size = b.owned.size;
+      Extent3 size = b.owned().size;
       size[axis] = d_;
       if (axis == 2) {
-        size[0] += 2 * b.halo[0];
-        size[1] += 2 * b.halo[1];
+        size[0] += 2 * b.halo()[0];
+        size[1] += 2 * b.halo()[1];
       }
       size_[k] = size;
       cells_ = size[0] * size[1] * size[2];
       if (f.grid().allocated_cells(k) + 4096ULL * 256 > 0xFFFFFFFFULL) throw std::runtime_error("raw twin: block over 2^32 cells");
-      events_.emplace_back(b.device);
-      ready_.emplace_back(b.device);
+      events_.emplace_back(b.device());
+      ready_.emplace_back(b.device());
       if (axis == 0) {
-        const cush::DeviceGuard g(b.device);
+        const cush::DeviceGuard g(b.device());
         void* p = nullptr;
         CHECK(cudaMalloc(&p, cells_ * sizeof(double)));
         send_[k] = static_cast<double*>(p);
@@ -94,7 +94,7 @@ class RawExchange {
   }
   ~RawExchange() {
     for (std::size_t k = 0; k < 2; ++k) {
-      const cush::DeviceGuard g(f_.block(k).device);
+      const cush::DeviceGuard g(f_.block(k).device());
       CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
       CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(send_[k]));
       CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(recv_[k]));
@@ -106,36 +106,36 @@ class RawExchange {
   void run() {
     const cush::Block<double> b[2] = {f_.block(0), f_.block(1)};
     // Each device's earlier work (which reads its ghosts and its receive buffer) comes first.
-    for (std::size_t k = 0; k < 2; ++k) ready_[k].record(b[k].stream);
+    for (std::size_t k = 0; k < 2; ++k) ready_[k].record(b[k].stream());
     for (std::size_t k = 0; k < 2; ++k) {
       const std::size_t o = 1 - k;
-      const cush::DeviceGuard g(b[k].device);
-      ready_[o].wait_in(b[k].stream);
+      const cush::DeviceGuard g(b[k].device());
+      ready_[o].wait_in(b[k].stream());
       // Block 0 sends its high face, block 1 its low face.
-      const std::size_t src_layer = k == 0 ? b[k].owned.size[axis_] : d_;  // buffer coordinates
-      const std::size_t dst_layer = k == 0 ? 0 : b[o].owned.size[axis_] + d_;
+      const std::size_t src_layer = k == 0 ? b[k].owned().size[axis_] : d_;  // buffer coordinates
+      const std::size_t dst_layer = k == 0 ? 0 : b[o].owned().size[axis_] + d_;
       if (axis_ == 0) {
         const std::size_t x0 = k == 0 ? src_layer : d_;
-        raw_pack<<<blocks_for(cells_), 256, 0, b[k].stream>>>(b[k].data, send_[k], u(b[k].alloc[0]), u(b[k].alloc[1]),
+        raw_pack<<<blocks_for(cells_), 256, 0, b[k].stream()>>>(b[k].data(), send_[k], u(b[k].alloc()[0]), u(b[k].alloc()[1]),
                                                               u(x0), u(d_), u(d_), u(size_[k][0]), u(size_[k][1]),
                                                               u(cells_));
         CHECK(cudaGetLastError());
-        CHECK(cudaMemcpyPeerAsync(recv_[o], b[o].device, send_[k], b[k].device, cells_ * sizeof(double), b[k].stream));
+        CHECK(cudaMemcpyPeerAsync(recv_[o], b[o].device(), send_[k], b[k].device(), cells_ * sizeof(double), b[k].stream()));
       } else {
-        const std::size_t plane = b[k].alloc[0] * b[k].alloc[1];
-        CHECK(cudaMemcpyPeerAsync(b[o].data + dst_layer * plane, b[o].device, b[k].data + src_layer * plane,
-                                  b[k].device, cells_ * sizeof(double), b[k].stream));
+        const std::size_t plane = b[k].alloc()[0] * b[k].alloc()[1];
+        CHECK(cudaMemcpyPeerAsync(b[o].data() + dst_layer * plane, b[o].device(), b[k].data() + src_layer * plane,
+                                  b[k].device(), cells_ * sizeof(double), b[k].stream()));
       }
-      events_[k].record(b[k].stream);
+      events_[k].record(b[k].stream());
     }
     for (std::size_t k = 0; k < 2; ++k) {
       const std::size_t o = 1 - k;  // the sender into k
-      const cush::DeviceGuard g(b[k].device);
-      events_[o].wait_in(b[k].stream);
+      const cush::DeviceGuard g(b[k].device());
+      events_[o].wait_in(b[k].stream());
       if (axis_ == 0) {
-        const std::size_t x0 = k == 0 ? b[k].owned.size[0] + d_ : 0;
-        raw_unpack<<<blocks_for(cells_), 256, 0, b[k].stream>>>(recv_[k], b[k].data, u(b[k].alloc[0]),
-                                                                u(b[k].alloc[1]), u(x0), u(d_), u(d_), u(size_[o][0]),
+        const std::size_t x0 = k == 0 ? b[k].owned().size[0] + d_ : 0;
+        raw_unpack<<<blocks_for(cells_), 256, 0, b[k].stream()>>>(recv_[k], b[k].data(), u(b[k].alloc()[0]),
+                                                                u(b[k].alloc()[1]), u(x0), u(d_), u(d_), u(size_[o][0]),
                                                                 u(size_[o][1]), u(cells_));
         CHECK(cudaGetLastError());
       }
@@ -192,8 +192,8 @@ void measure(benchmark::State& state, Impl impl, std::size_t axis, std::size_t f
   const auto once = [&] {
     if (impl == Impl::peer) {
       const std::size_t n = message_cells * sizeof(double);
-      CHECK(cudaMemcpyPeerAsync(plain[1].data(), two[1], plain[0].data(), two[0], n, f.block(0).stream));
-      CHECK(cudaMemcpyPeerAsync(plain[2].data(), two[0], plain[3].data(), two[1], n, f.block(1).stream));
+      CHECK(cudaMemcpyPeerAsync(plain[1].data(), two[1], plain[0].data(), two[0], n, f.block(0).stream()));
+      CHECK(cudaMemcpyPeerAsync(plain[2].data(), two[0], plain[3].data(), two[1], n, f.block(1).stream()));
     } else if (raw) {
       twin->run();
     } else if (impl == Impl::async) {
@@ -203,7 +203,7 @@ void measure(benchmark::State& state, Impl impl, std::size_t axis, std::size_t f
       f.exchange();
     }
   };
-  std::vector<cudaStream_t> streams{f.block(0).stream, f.block(1).stream};
+  std::vector<cudaStream_t> streams{f.block(0).stream(), f.block(1).stream()};
   const double bytes = 2.0 * static_cast<double>(message_cells * sizeof(double));
   const int batch = static_cast<int>(std::clamp<double>((256.0 * (1 << 20)) / bytes, 1, 100));
   once();

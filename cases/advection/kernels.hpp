@@ -46,14 +46,14 @@ struct Box {
 /// cells on every side.
 inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells, std::size_t grow = 0) {
   const auto g = static_cast<long>(grow);
-  return Box{cells.lo[0] + static_cast<long>(b.halo[0]) - g,
-             cells.lo[1] + static_cast<long>(b.halo[1]) - g,
-             cells.lo[2] + static_cast<long>(b.halo[2]) - g,
+  return Box{cells.lo[0] + static_cast<long>(b.halo()[0]) - g,
+             cells.lo[1] + static_cast<long>(b.halo()[1]) - g,
+             cells.lo[2] + static_cast<long>(b.halo()[2]) - g,
              static_cast<long>(cells.size[0]) + 2 * g,
              static_cast<long>(cells.size[1]) + 2 * g,
              static_cast<long>(cells.size[2]) + 2 * g,
-             static_cast<long>(b.alloc[0]),
-             static_cast<long>(b.alloc[1])};
+             static_cast<long>(b.alloc()[0]),
+             static_cast<long>(b.alloc()[1])};
 }
 
 /// out = the stencil applied to in over `box` (one ghost layer around the box must be valid in

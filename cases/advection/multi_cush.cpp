@@ -29,7 +29,8 @@ template <class Region>
 void update(const cush::Field<double>& from, const cush::Field<double>& to, const Coefficients& c, std::size_t grow,
             Region region) {
   from.for_each([&](cush::Block<double> b) {
-    for (const cush::Box& box : region(b)) launch_stencil(b.data, to.block(b.pos).data, stored_box(b, box, grow), c, b.stream);
+    for (const cush::Box& box : region(b))
+      launch_stencil(b.data(), to.block(b.pos()).data(), stored_box(b, box, grow), c, b.stream());
   });
 }
 }  // namespace
@@ -46,13 +47,13 @@ void MultiCush::upload(const double* in) { current().scatter(in); }
 void MultiCush::run(std::size_t steps) {
   const Coefficients c = kernel_coefficients(a_);
   const cush::Decomposition& grid = u_.grid();
-  auto owned = [](const cush::Block<double>& b) { return std::vector<cush::Box>{cush::Box{{0, 0, 0}, b.owned.size}}; };
+  auto owned = [](const cush::Block<double>& b) { return std::vector<cush::Box>{cush::Box{{0, 0, 0}, b.owned().size}}; };
   for (std::size_t s = 0; s < steps; s += options_.depth) {
     if (options_.schedule == Schedule::overlap) {
       current().exchange_start();
-      update(current(), next(), c, 0, [&](const cush::Block<double>& b) { return std::vector<cush::Box>{grid.interior(b.pos, 1)}; });
+      update(current(), next(), c, 0, [&](const cush::Block<double>& b) { return std::vector<cush::Box>{grid.interior(b.pos(), 1)}; });
       current().exchange_finish();
-      update(current(), next(), c, 0, [&](const cush::Block<double>& b) { return grid.boundary(b.pos, 1); });
+      update(current(), next(), c, 0, [&](const cush::Block<double>& b) { return grid.boundary(b.pos(), 1); });
       swapped_ = !swapped_;
       continue;
     }

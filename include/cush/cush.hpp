@@ -2,6 +2,7 @@
 /// @file cush.hpp
 /// @brief Everything cush offers: include this one header.
 
+#include "cush/block.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/device_ops.hpp"

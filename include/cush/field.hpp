@@ -4,17 +4,17 @@
 /// layers, and the halo exchange that keeps the ghosts up to date.
 ///
 /// Streams and validity (as for a Plan): scatter(), gather() and exchange_finish() are enqueued
-/// on the blocks' streams (block(k).stream) and return at once; wait() blocks, done() asks
+/// on the blocks' streams (block(pos).stream()) and return at once; wait() blocks, done() asks
 /// without blocking. exchange_start() enqueues the copies of the axes exchanged in place
 /// (Decomposition::exchanged_in_place: those before the first split axis, whose ghosts are the
 /// block's own cells) on the blocks' streams, and the rest of the exchange on a second stream per
-/// device, which runs until exchange_finish(); a kernel the user enqueues on block(k).stream in
+/// device, which runs until exchange_finish(); a kernel the user enqueues on block(pos).stream() in
 /// between runs alongside it and may read the ghosts filled in place:
 ///
 ///     field.exchange_start();                 // after the work already on the blocks' streams
-///     field.for_each([](cush::Block<double> b) { step(b, grid.interior(b.pos, 1)); });
+///     field.for_each([](cush::Block<double> b) { step(b, grid.interior(b.pos(), 1)); });
 ///     field.exchange_finish();                // the blocks' streams wait for the ghosts
-///     field.for_each([](cush::Block<double> b) { for (auto box : grid.boundary(b.pos, 1)) step(b, box); });
+///     field.for_each([](cush::Block<double> b) { for (auto box : grid.boundary(b.pos(), 1)) step(b, box); });
 ///
 /// Between start and finish the kernels may read every owned cell but must not write the
 /// cells the exchange sends (the outermost `halo` layers of each side with a neighbour) nor
@@ -27,42 +27,17 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "cush/block.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/device_set.hpp"
 #include "cush/grid.hpp"
-
-#ifndef CUSH_HOST_DEVICE
-#if defined(__CUDACC__)
-#define CUSH_HOST_DEVICE __host__ __device__
-#else
-#define CUSH_HOST_DEVICE
-#endif
-#endif
+#include "cush/stream.hpp"
 
 namespace cush {
-
-/// @brief One device's block of a Field: its buffer with ghost layers and where it lies.
-template <class T>
-struct Block {
-  T* data = nullptr;       ///< the buffer's first ghost cell (x fastest, ghost layers included)
-  Extent3 alloc{};         ///< the buffer's sizes; alloc[0] is the row pitch (GridOptions::row_align)
-  Extent3 halo{};          ///< ghost layers per side along each axis
-  Box owned;               ///< the owned cells in global coordinates
-  int device = -1;
-  std::size_t pos = 0;     ///< the block's number in the Decomposition and the DeviceSet
-  cudaStream_t stream = nullptr;
-
-  /// The buffer position of the cell at local coordinates (x, y, z); ghosts are negative or
-  /// >= the owned size. Usable in device code.
-  CUSH_HOST_DEVICE std::size_t index(std::ptrdiff_t x, std::ptrdiff_t y, std::ptrdiff_t z) const {
-    return static_cast<std::size_t>(x + static_cast<std::ptrdiff_t>(halo[0])) +
-           alloc[0] * (static_cast<std::size_t>(y + static_cast<std::ptrdiff_t>(halo[1])) +
-                       alloc[1] * static_cast<std::size_t>(z + static_cast<std::ptrdiff_t>(halo[2])));
-  }
-};
 
 /// @brief How a Field's exchange moves a face that is strided in memory (an x face, or a y face
 /// of a block with x ghosts). Contiguous faces are always one copy-engine copy.
@@ -77,15 +52,19 @@ enum class HaloTransport {
 /// @brief The type-independent part of a Field (see Field<T>).
 class FieldBase {
  public:
-  /// Not assignable: the old buffers could still be in use by an exchange in flight.
-  FieldBase& operator=(FieldBase&&) = delete;
+  FieldBase(FieldBase&&) noexcept;
+  /// Waits for the work on the old field's streams (an exchange in flight too) and frees it,
+  /// then takes `other`'s.
+  FieldBase& operator=(FieldBase&&) noexcept;
   FieldBase(const FieldBase&) = delete;
   FieldBase& operator=(const FieldBase&) = delete;
+  /// Waits for the blocks' streams and the exchange, then frees the buffers.
+  ~FieldBase();
 
   [[nodiscard]] const Decomposition& grid() const noexcept;
   [[nodiscard]] const DeviceSet& devices() const noexcept;
-  /// The stream of block k (shared by every field made alike).
-  [[nodiscard]] cudaStream_t stream(std::size_t k) const;
+  /// The stream of the block at position `pos` (shared by every field made alike).
+  [[nodiscard]] cudaStream_t stream(std::size_t pos) const;
 
   /// Starts filling every ghost cell with the value of the cell it stands for, after the work
   /// already enqueued on the blocks' streams. Throws if an exchange is already in flight.
@@ -113,14 +92,11 @@ class FieldBase {
   [[nodiscard]] bool done() const;
 
  protected:
-  FieldBase(FieldBase&&) noexcept;
-  /// Waits for the blocks' streams and the exchange, then frees the buffers.
-  ~FieldBase();
   FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size);
+  FieldBase(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams, std::size_t element_size);
   /// A field on `like`'s grid, devices and streams.
   FieldBase(const FieldBase& like, std::size_t element_size);
-  [[nodiscard]] void* block_data(std::size_t k) const;
-  [[nodiscard]] int block_device(std::size_t k) const;
+  [[nodiscard]] void* block_data(std::size_t pos) const;
   void scatter_bytes(const void* host);
   void gather_bytes(void* host);
 
@@ -142,21 +118,28 @@ class Field : public FieldBase {
   /// A grid of `extent` cells with `dims` axes, decomposed over `devices` with `options`.
   Field(DeviceSet devices, const Extent3& extent, std::size_t dims, const GridOptions& options = {})
       : Field(devices, Decomposition(extent, dims, devices.size(), options)) {}
+  /// A field whose blocks' work runs on the caller's streams: streams[pos] is a created stream
+  /// (not the default stream) of devices[pos]. cush never destroys them; they must outlive the
+  /// field (and the fields made alike), whose destruction waits for them. InvalidArgument, before
+  /// anything is allocated, for a wrong count, a default stream or a stream of another device.
+  Field(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams)
+      : FieldBase(std::move(devices), std::move(grid), streams, sizeof(T)) {}
   /// A new field (uninitialized) on the grid, devices and streams of `like` (a Field of any
   /// type): `auto next = cush::Field<double>::alike(u);`.
   [[nodiscard]] static Field alike(const FieldBase& like) { return Field(like, Alike{}); }
-  Field(Field&&) noexcept = default;
 
-  [[nodiscard]] Block<T> block(std::size_t k) const {
-    return Block<T>{static_cast<T*>(block_data(k)), grid().allocated(k), {grid().halo(0), grid().halo(1), grid().halo(2)},
-                    grid().owned(k), block_device(k), k, stream(k)};
+  /// The block at position `pos` of the device set.
+  [[nodiscard]] Block<T> block(std::size_t pos) const {
+    return Block<T>(static_cast<T*>(block_data(pos)), grid().allocated(pos),
+                    Extent3{grid().halo(0), grid().halo(1), grid().halo(2)}, grid().owned(pos), devices()[pos], pos,
+                    stream(pos));
   }
-  /// Calls f(block(k)) for every block, in order, with the block's device current.
+  /// Calls f(block(pos)) for every block, in order, with the block's device current.
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t k = 0; k < grid().size(); ++k) {
-      const Block<T> b = block(k);
-      const DeviceGuard guard(b.device);
+    for (std::size_t pos = 0; pos < grid().size(); ++pos) {
+      const Block<T> b = block(pos);
+      const DeviceGuard guard(b.device());
       f(b);
     }
   }

@@ -58,7 +58,8 @@ struct GridOptions {
                                           std::size_t min_thickness = 1);
 
 /// @brief A grid of `extent` cells (axes beyond `dims` have extent 1) split into blocks along a
-/// process grid; block b has coordinates (b mod B_x, (b / B_x) mod B_y, b / (B_x B_y)). The cells
+/// process grid; the block at position b (device b of the set: the same `pos` as a Field block
+/// or a Plan segment) has coordinates (b mod B_x, (b / B_x) mod B_y, b / (B_x B_y)). The cells
 /// of an axis are split as evenly as possible: the first (n mod B) blocks get one cell more.
 class Decomposition {
  public:
@@ -77,29 +78,29 @@ class Decomposition {
   /// Ghost layers on each side along `axis` (the options' depth on the grid's axes, else 0).
   [[nodiscard]] std::size_t halo(std::size_t axis) const { return halo_.at(axis); }
 
-  [[nodiscard]] Extent3 coords(std::size_t block) const;
+  [[nodiscard]] Extent3 coords(std::size_t pos) const;
   [[nodiscard]] std::size_t block_at(const Extent3& coords) const;
-  /// The cells block `block` owns, in global coordinates.
-  [[nodiscard]] Box owned(std::size_t block) const;
+  /// The cells the block at position `pos` owns, in global coordinates.
+  [[nodiscard]] Box owned(std::size_t pos) const;
   /// The sizes of the block's buffer, x fastest: [0] is the row pitch (a row's owned and ghost
   /// cells, row_cells(), plus padding up to a multiple of row_align()), [1] and [2] the owned
   /// cells plus ghost layers.
-  [[nodiscard]] Extent3 allocated(std::size_t block) const;
+  [[nodiscard]] Extent3 allocated(std::size_t pos) const;
   /// The cells of a row that hold values: owned cells plus ghost layers along x.
-  [[nodiscard]] std::size_t row_cells(std::size_t block) const;
+  [[nodiscard]] std::size_t row_cells(std::size_t pos) const;
   /// The product of allocated(): the buffer's cells from its first ghost cell on.
-  [[nodiscard]] std::size_t allocated_cells(std::size_t block) const;
+  [[nodiscard]] std::size_t allocated_cells(std::size_t pos) const;
   [[nodiscard]] std::size_t row_align() const noexcept { return row_align_; }
   /// Cells a buffer holds before its first ghost cell, so that with the buffer's start aligned
   /// to row_align() cells, every row's first owned cell is too: (row_align - h_x mod row_align)
   /// mod row_align. A block's buffer holds lead() + allocated_cells() cells.
   [[nodiscard]] std::size_t lead() const noexcept { return (row_align_ - halo_[0] % row_align_) % row_align_; }
   /// Position of the cell at local coordinates `p`, counted from the buffer's first ghost cell.
-  [[nodiscard]] std::size_t index(std::size_t block, const std::array<std::ptrdiff_t, 3>& p) const;
+  [[nodiscard]] std::size_t index(std::size_t pos, const std::array<std::ptrdiff_t, 3>& p) const;
 
-  /// The block next to `block` on side `dir` (-1 or +1) of `axis`, wrapping around periodic
+  /// The block next to the one at `pos` on side `dir` (-1 or +1) of `axis`, wrapping around periodic
   /// axes (a block can be its own neighbour); none at a non-periodic edge of the grid.
-  [[nodiscard]] std::optional<std::size_t> neighbor(std::size_t block, std::size_t axis, int dir) const;
+  [[nodiscard]] std::optional<std::size_t> neighbor(std::size_t pos, std::size_t axis, int dir) const;
 
   /// True if the exchange fills the ghosts along `axis` within each block, before any message
   /// between blocks: the axis and every grid axis before it have one block (the ghosts of a
@@ -116,10 +117,10 @@ class Decomposition {
   /// exchange only into another field. Paired with another exchange than Field's, shrink the box
   /// along the axes exchanged in place yourself unless that exchange fills them first too.
   /// Throws InvalidArgument if radius > halo depth.
-  [[nodiscard]] Box interior(std::size_t block, std::size_t radius) const;
+  [[nodiscard]] Box interior(std::size_t pos, std::size_t radius) const;
   /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
   /// within the interior's z range, then x slabs within its y and z ranges).
-  [[nodiscard]] std::vector<Box> boundary(std::size_t block, std::size_t radius) const;
+  [[nodiscard]] std::vector<Box> boundary(std::size_t pos, std::size_t radius) const;
 
  private:
   Extent3 extent_{};

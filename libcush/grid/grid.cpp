@@ -107,9 +107,9 @@ Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_
   }
 }
 
-Extent3 Decomposition::coords(std::size_t block) const {
-  if (block >= size()) throw InvalidArgument("cush::Decomposition::coords", "block", std::to_string(block) + " is out of range");
-  return {block % blocks_[0], (block / blocks_[0]) % blocks_[1], block / (blocks_[0] * blocks_[1])};
+Extent3 Decomposition::coords(std::size_t pos) const {
+  if (pos >= size()) throw InvalidArgument("cush::Decomposition::coords", "pos", std::to_string(pos) + " is out of range");
+  return {pos % blocks_[0], (pos / blocks_[0]) % blocks_[1], pos / (blocks_[0] * blocks_[1])};
 }
 
 std::size_t Decomposition::block_at(const Extent3& c) const {
@@ -119,8 +119,8 @@ std::size_t Decomposition::block_at(const Extent3& c) const {
   return c[0] + blocks_[0] * (c[1] + blocks_[1] * c[2]);
 }
 
-Box Decomposition::owned(std::size_t block) const {
-  const Extent3 c = coords(block);
+Box Decomposition::owned(std::size_t pos) const {
+  const Extent3 c = coords(pos);
   Box b;
   for (std::size_t a = 0; a < 3; ++a) {
     b.lo[a] = static_cast<std::ptrdiff_t>(part_start(extent_[a], blocks_[a], c[a]));
@@ -129,22 +129,22 @@ Box Decomposition::owned(std::size_t block) const {
   return b;
 }
 
-Extent3 Decomposition::allocated(std::size_t block) const {
-  const Box o = owned(block);
-  const std::size_t pitch = (row_cells(block) + row_align_ - 1) / row_align_ * row_align_;
+Extent3 Decomposition::allocated(std::size_t pos) const {
+  const Box o = owned(pos);
+  const std::size_t pitch = (row_cells(pos) + row_align_ - 1) / row_align_ * row_align_;
   return {pitch, o.size[1] + 2 * halo_[1], o.size[2] + 2 * halo_[2]};
 }
 
-std::size_t Decomposition::row_cells(std::size_t block) const { return owned(block).size[0] + 2 * halo_[0]; }
+std::size_t Decomposition::row_cells(std::size_t pos) const { return owned(pos).size[0] + 2 * halo_[0]; }
 
-std::size_t Decomposition::allocated_cells(std::size_t block) const {
-  const Extent3 e = allocated(block);
+std::size_t Decomposition::allocated_cells(std::size_t pos) const {
+  const Extent3 e = allocated(pos);
   return e[0] * e[1] * e[2];
 }
 
-std::size_t Decomposition::index(std::size_t block, const std::array<std::ptrdiff_t, 3>& p) const {
-  const Extent3 e = allocated(block);
-  const Extent3 used{row_cells(block), e[1], e[2]};  // the padding holds no cell
+std::size_t Decomposition::index(std::size_t pos, const std::array<std::ptrdiff_t, 3>& p) const {
+  const Extent3 e = allocated(pos);
+  const Extent3 used{row_cells(pos), e[1], e[2]};  // the padding holds no cell
   std::array<std::size_t, 3> q{};
   for (std::size_t a = 0; a < 3; ++a) {
     const std::ptrdiff_t shifted = p[a] + static_cast<std::ptrdiff_t>(halo_[a]);
@@ -155,10 +155,10 @@ std::size_t Decomposition::index(std::size_t block, const std::array<std::ptrdif
   return q[0] + e[0] * (q[1] + e[1] * q[2]);
 }
 
-std::optional<std::size_t> Decomposition::neighbor(std::size_t block, std::size_t axis, int dir) const {
+std::optional<std::size_t> Decomposition::neighbor(std::size_t pos, std::size_t axis, int dir) const {
   if (axis > 2 || (dir != -1 && dir != 1))
     throw InvalidArgument("cush::Decomposition::neighbor", "axis/dir", "axis must be 0-2 and dir -1 or +1");
-  Extent3 c = coords(block);
+  Extent3 c = coords(pos);
   if (axis >= dims_) return std::nullopt;
   const std::size_t n = blocks_[axis];
   if (dir < 0) {
@@ -178,17 +178,17 @@ bool Decomposition::exchanged_in_place(std::size_t axis) const {
   return true;
 }
 
-Box Decomposition::interior(std::size_t block, std::size_t radius) const {
+Box Decomposition::interior(std::size_t pos, std::size_t radius) const {
   if (radius > halo_[0])
     throw InvalidArgument("cush::Decomposition::interior", "radius",
                           "a stencil of radius " + std::to_string(radius) + " needs more than the " +
                               std::to_string(halo_[0]) + " ghost layers");
-  const Box o = owned(block);
+  const Box o = owned(pos);
   Box in;
   for (std::size_t a = 0; a < 3; ++a) {
     const bool later = !exchanged_in_place(a);  // ghosts written while the interior is updated
-    const std::size_t low = later && neighbor(block, a, -1) ? radius : 0;
-    const std::size_t high = later && neighbor(block, a, +1) ? radius : 0;
+    const std::size_t low = later && neighbor(pos, a, -1) ? radius : 0;
+    const std::size_t high = later && neighbor(pos, a, +1) ? radius : 0;
     in.lo[a] = static_cast<std::ptrdiff_t>(std::min(low, o.size[a]));
     in.size[a] = o.size[a] > low + high ? o.size[a] - low - high : 0;
   }
@@ -196,9 +196,9 @@ Box Decomposition::interior(std::size_t block, std::size_t radius) const {
   return in;
 }
 
-std::vector<Box> Decomposition::boundary(std::size_t block, std::size_t radius) const {
-  const Box o = owned(block);
-  const Box in = interior(block, radius);
+std::vector<Box> Decomposition::boundary(std::size_t pos, std::size_t radius) const {
+  const Box o = owned(pos);
+  const Box in = interior(pos, radius);
   std::vector<Box> out;
   const auto add = [&](Box b) {
     if (!b.empty()) out.push_back(b);

@@ -36,16 +36,16 @@ void expect_buffer_matches(const cush::Decomposition& g, const cush::Block<T>& b
                            const std::vector<T>& global, Ghost ghost) {
   const Extent3 e = g.extent();
   std::size_t checked = 0;
-  for (std::ptrdiff_t z = -static_cast<std::ptrdiff_t>(b.halo[2]); z < static_cast<std::ptrdiff_t>(b.owned.size[2] + b.halo[2]); ++z)
-    for (std::ptrdiff_t y = -static_cast<std::ptrdiff_t>(b.halo[1]); y < static_cast<std::ptrdiff_t>(b.owned.size[1] + b.halo[1]); ++y)
-      for (std::ptrdiff_t x = -static_cast<std::ptrdiff_t>(b.halo[0]); x < static_cast<std::ptrdiff_t>(b.owned.size[0] + b.halo[0]); ++x) {
+  for (std::ptrdiff_t z = -static_cast<std::ptrdiff_t>(b.halo()[2]); z < static_cast<std::ptrdiff_t>(b.owned().size[2] + b.halo()[2]); ++z)
+    for (std::ptrdiff_t y = -static_cast<std::ptrdiff_t>(b.halo()[1]); y < static_cast<std::ptrdiff_t>(b.owned().size[1] + b.halo()[1]); ++y)
+      for (std::ptrdiff_t x = -static_cast<std::ptrdiff_t>(b.halo()[0]); x < static_cast<std::ptrdiff_t>(b.owned().size[0] + b.halo()[0]); ++x) {
         const std::array<std::ptrdiff_t, 3> local{x, y, z};
-        const bool owned = Box{{0, 0, 0}, b.owned.size}.contains(local);
+        const bool owned = Box{{0, 0, 0}, b.owned().size}.contains(local);
         if (!owned && !ghost(x, y, z)) continue;
         std::array<std::size_t, 3> gc{};
         bool inside = true;
         for (std::size_t a = 0; a < 3; ++a) {
-          std::ptrdiff_t c = b.owned.lo[a] + local[a];
+          std::ptrdiff_t c = b.owned().lo[a] + local[a];
           const auto n = static_cast<std::ptrdiff_t>(e[a]);
           if (c < 0 || c >= n) {
             if (!g.periodic(a)) inside = false;
@@ -55,10 +55,10 @@ void expect_buffer_matches(const cush::Decomposition& g, const cush::Block<T>& b
         }
         if (!inside) continue;  // a ghost beyond a non-periodic edge: the user's
         const T want = global[gc[0] + e[0] * (gc[1] + e[1] * gc[2])];
-        ASSERT_EQ(buf[b.index(x, y, z)], want) << "block " << b.pos << " local (" << x << ", " << y << ", " << z << ")";
+        ASSERT_EQ(buf[b.index(x, y, z)], want) << "block " << b.pos() << " local (" << x << ", " << y << ", " << z << ")";
         ++checked;
       }
-  EXPECT_GE(checked, b.owned.volume());
+  EXPECT_GE(checked, b.owned().volume());
 }
 
 // Copies every block's whole buffer (ghosts included) to the host and checks each cell that
@@ -68,7 +68,7 @@ void expect_blocks_match(const cush::Field<T>& f, const std::vector<T>& global, 
   for (std::size_t k = 0; k < f.grid().size(); ++k) {
     const cush::Block<T> b = f.block(k);
     std::vector<T> buf(f.grid().allocated_cells(k));
-    ASSERT_EQ(cudaMemcpy(buf.data(), b.data, buf.size() * sizeof(T), cudaMemcpyDefault), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(buf.data(), b.data(), buf.size() * sizeof(T), cudaMemcpyDefault), cudaSuccess);
     expect_buffer_matches(f.grid(), b, buf, global, [&](auto...) { return ghosts; });
   }
 }
@@ -117,7 +117,7 @@ void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& b
   // Every cell starts as NaN (all bits set), which equals nothing: a ghost the exchange missed
   // fails the comparison.
   f.for_each([&](cush::Block<T> b) {
-    ASSERT_EQ(cudaMemsetAsync(b.data, 0xFF, f.grid().allocated_cells(b.pos) * sizeof(T), b.stream), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(b.data(), 0xFF, f.grid().allocated_cells(b.pos()) * sizeof(T), b.stream()), cudaSuccess);
   });
   const std::size_t n = c.extent[0] * c.extent[1] * c.extent[2];
   const auto seed = static_cast<unsigned>(100 * c.dims + 10 * depth + (periodic ? 1 : 0));
@@ -128,13 +128,13 @@ void check_exchange(const std::vector<int>& ids, const Case& c, const Extent3& b
   {
     // A slow kernel on a block's stream, then new data behind it: the exchange must send the new
     // data, so it must wait for both.
-    const cush::DeviceGuard guard(f.block(0).device);
-    cush_test::spin(f.block(0).stream, 20);
+    const cush::DeviceGuard guard(f.block(0).device());
+    cush_test::spin(f.block(0).stream(), 20);
   }
   f.scatter(second.data());
   f.exchange_start();
   // Work on the blocks' streams runs while the exchange is in flight.
-  f.for_each([](cush::Block<T> b) { cush_test::spin(b.stream, 5); });
+  f.for_each([](cush::Block<T> b) { cush_test::spin(b.stream(), 5); });
   f.exchange_finish();
   f.wait();
   expect_blocks_match(f, second, true);
@@ -227,13 +227,13 @@ TEST(Field, ExchangeCanBeCapturedAndReplayed) {
       const std::size_t n = c.extent[0] * c.extent[1] * c.extent[2];
       f.exchange();  // outside the capture: anything created on first use
       f.wait();
-      const cudaStream_t s0 = f.block(0).stream;
-      const cudaStream_t s1 = f.block(1).stream;
-      cush::Event fork(f.block(0).device);
-      cush::Event join(f.block(1).device);
+      const cudaStream_t s0 = f.block(0).stream();
+      const cudaStream_t s1 = f.block(1).stream();
+      cush::Event fork(f.block(0).device());
+      cush::Event join(f.block(1).device());
       cudaGraph_t graph = nullptr;
       {
-        const cush::DeviceGuard guard(f.block(0).device);
+        const cush::DeviceGuard guard(f.block(0).device());
         ASSERT_EQ(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed), cudaSuccess);
         fork.record(s0);
         fork.wait_in(s1);
@@ -254,7 +254,7 @@ TEST(Field, ExchangeCanBeCapturedAndReplayed) {
         f.scatter(values.data());
         f.wait();
         {
-          const cush::DeviceGuard guard(f.block(0).device);
+          const cush::DeviceGuard guard(f.block(0).device());
           ASSERT_EQ(cudaGraphLaunch(exec, s0), cudaSuccess);
           ASSERT_EQ(cudaStreamSynchronize(s0), cudaSuccess);
         }
@@ -296,22 +296,22 @@ TEST(Field, ExchangeStartFillsTheAxesExchangedInPlace) {
       ASSERT_TRUE(g.exchanged_in_place(0) && g.exchanged_in_place(1));
       const std::vector<double> values = random_values<double>(extent[0] * extent[1] * extent[2], 42);
       f.for_each([&](cush::Block<double> b) {  // NaN everywhere first
-        ASSERT_EQ(cudaMemsetAsync(b.data, 0xFF, g.allocated_cells(b.pos) * sizeof(double), b.stream), cudaSuccess);
+        ASSERT_EQ(cudaMemsetAsync(b.data(), 0xFF, g.allocated_cells(b.pos()) * sizeof(double), b.stream()), cudaSuccess);
       });
       f.scatter(values.data());
       f.exchange_start();
       std::vector<std::vector<double>> snapshot(g.size());
       f.for_each([&](cush::Block<double> b) {
-        snapshot[b.pos].assign(g.allocated_cells(b.pos), 0.0);
-        ASSERT_EQ(cudaMemcpyAsync(snapshot[b.pos].data(), b.data, snapshot[b.pos].size() * sizeof(double),
-                                  cudaMemcpyDefault, b.stream),
+        snapshot[b.pos()].assign(g.allocated_cells(b.pos()), 0.0);
+        ASSERT_EQ(cudaMemcpyAsync(snapshot[b.pos()].data(), b.data(), snapshot[b.pos()].size() * sizeof(double),
+                                  cudaMemcpyDefault, b.stream()),
                   cudaSuccess);
       });
       f.exchange_finish();
       f.wait();
       for (std::size_t k = 0; k < g.size(); ++k) {
         const cush::Block<double> b = f.block(k);
-        const auto nz = static_cast<std::ptrdiff_t>(b.owned.size[2]);
+        const auto nz = static_cast<std::ptrdiff_t>(b.owned().size[2]);
         // The x and y ghosts of the owned planes; with one block, the z ghosts too.
         expect_buffer_matches(g, b, snapshot[k], values,
                               [&](std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t z) { return g.size() == 1 || (z >= 0 && z < nz); });
@@ -336,12 +336,12 @@ TEST(Field, FieldsMadeAlikeShareTheStreams) {
   u.scatter(g.data());
   // v = 2u + 1 on the shared streams, behind a slow kernel; v's exchange must see it.
   u.for_each([&](cush::Block<float> b) {
-    const cush::Block<float> out = v.block(b.pos);
-    ASSERT_EQ(out.stream, b.stream);
-    const std::size_t cells = u.grid().allocated_cells(b.pos);
-    cush_test::spin(b.stream, 10);
-    ASSERT_EQ(cudaMemcpyAsync(out.data, b.data, cells * sizeof(float), cudaMemcpyDefault, b.stream), cudaSuccess);
-    cush_test::affine(out.data, cells, 2.0f, 1.0f, b.stream);
+    const cush::Block<float> out = v.block(b.pos());
+    ASSERT_EQ(out.stream(), b.stream());
+    const std::size_t cells = u.grid().allocated_cells(b.pos());
+    cush_test::spin(b.stream(), 10);
+    ASSERT_EQ(cudaMemcpyAsync(out.data(), b.data(), cells * sizeof(float), cudaMemcpyDefault, b.stream()), cudaSuccess);
+    cush_test::affine(out.data(), cells, 2.0f, 1.0f, b.stream());
   });
   v.exchange();
   v.wait();
@@ -366,8 +366,8 @@ TEST(Field, DoneSaysWhetherWorkIsLeft) {
   f.wait();
   EXPECT_TRUE(f.done());
   {
-    const cush::DeviceGuard guard(f.block(0).device);
-    cush_test::spin(f.block(0).stream, 200);
+    const cush::DeviceGuard guard(f.block(0).device());
+    cush_test::spin(f.block(0).stream(), 200);
   }
   EXPECT_FALSE(f.done());
   f.exchange_start();  // the exchange streams wait behind the spinning block stream
@@ -391,6 +391,64 @@ TEST(Field, MisuseIsRejected) {
   EXPECT_THROW(f.scatter(nullptr), cush::InvalidArgument);
   EXPECT_THROW(cush::Field<float>(cush::DeviceSet{0}, cush::Decomposition(Extent3{16, 1, 1}, 1, 2)), cush::InvalidArgument);
   f.wait();
+}
+
+// A field on the caller's streams: its blocks' work and exchanges run there, the streams outlive
+// the field, and bad streams are rejected before anything is allocated.
+TEST(Field, RunsOnTheCallersStreams) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::vector<int> ids = cush_test::device_orders().back();
+  const cush::DeviceSet gpus(ids);
+  std::vector<cush::Stream> mine;
+  std::vector<cush::StreamRef> refs;
+  for (int id : gpus) refs.emplace_back(mine.emplace_back(id));
+  GridOptions o;
+  o.periodic = {true, true, true};
+  const cush::Decomposition grid(Extent3{23, 19, 13}, 3, gpus.size(), o);
+  const std::size_t n = 23 * 19 * 13;
+  const std::vector<double> g = random_values<double>(n, 7);
+  {
+    cush::Field<double> f(gpus, grid, refs);
+    const auto alike = cush::Field<float>::alike(f);
+    for (std::size_t pos = 0; pos < gpus.size(); ++pos) {
+      EXPECT_EQ(f.stream(pos), mine[pos].get());
+      EXPECT_EQ(alike.stream(pos), mine[pos].get());
+    }
+    f.scatter(g.data());
+    f.exchange_start();
+    f.exchange_finish();
+    f.wait();
+    expect_blocks_match(f, g, true);
+  }
+  for (const cush::Stream& s : mine) EXPECT_EQ(cudaStreamQuery(s.get()), cudaSuccess) << "the stream must live on";
+  const std::vector<cush::StreamRef> too_few(refs.begin(), refs.end() - 1);
+  EXPECT_THROW(cush::Field<double>(gpus, grid, too_few), cush::InvalidArgument);
+  std::vector<cush::StreamRef> with_default = refs;
+  with_default.back() = cush::StreamRef(ids.back(), nullptr);
+  EXPECT_THROW(cush::Field<double>(gpus, grid, with_default), cush::InvalidArgument);
+}
+
+// Move assignment, as for plans: the old field's work is finished and its buffers freed, the
+// moved field keeps working.
+TEST(Field, MoveAssignmentWaitsForTheOldField) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush::DeviceSet gpus(cush_test::device_orders().back());
+  cush::Field<float> a(gpus, Extent3{40, 30, 1}, 2);
+  cush::Field<float> b(gpus, Extent3{20, 10, 1}, 2);
+  const cudaStream_t old_stream = a.stream(0);
+  {
+    const cush::DeviceGuard guard(a.block(0).device());
+    cush_test::spin(old_stream, 50);
+  }
+  a = std::move(b);
+  EXPECT_EQ(a.grid().extent(), (Extent3{20, 10, 1}));
+  const std::vector<float> g = random_values<float>(200, 8);
+  std::vector<float> out(200, 0.0F);
+  a.scatter(g.data());
+  a.exchange();
+  a.gather(out.data());
+  a.wait();
+  EXPECT_EQ(out, g);
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+#pragma once
+/// @file block.hpp
+/// @brief The part of a Field that one device holds, as a kernel needs it.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "cush/grid.hpp"
+#include "cush/host_device.hpp"
+
+namespace cush {
+
+/// @brief A non-owning view of one device's block of a Field: its buffer with ghost layers,
+/// where the block lies in the grid, its device, position in the device set, and stream. Work
+/// enqueued on stream() is ordered after the field's earlier operations and before its later
+/// ones (see Field's exchanges for what may run beside them).
+///
+/// A view is cheap to copy and may be passed to a kernel by value: data(), alloc(), halo() and
+/// index() work in device code.
+template <class T>
+class Block {
+ public:
+  Block(T* data, const Extent3& alloc, const Extent3& halo, const Box& owned, int device, std::size_t pos,
+        cudaStream_t stream) noexcept
+      : data_(data), alloc_(alloc), halo_(halo), owned_(owned), device_(device), pos_(pos), stream_(stream) {}
+
+  /// The buffer's first ghost cell (x fastest, ghost layers included).
+  [[nodiscard]] CUSH_HOST_DEVICE T* data() const noexcept { return data_; }
+  /// The buffer's sizes; alloc()[0] is the row pitch (GridOptions::row_align).
+  [[nodiscard]] CUSH_HOST_DEVICE const Extent3& alloc() const noexcept { return alloc_; }
+  /// Ghost layers per side along each axis.
+  [[nodiscard]] CUSH_HOST_DEVICE const Extent3& halo() const noexcept { return halo_; }
+  /// The buffer position of the cell at local coordinates (x, y, z); ghosts are negative or
+  /// >= the owned size.
+  [[nodiscard]] CUSH_HOST_DEVICE std::size_t index(std::ptrdiff_t x, std::ptrdiff_t y, std::ptrdiff_t z) const noexcept {
+    return static_cast<std::size_t>(x + static_cast<std::ptrdiff_t>(halo_[0])) +
+           alloc_[0] * (static_cast<std::size_t>(y + static_cast<std::ptrdiff_t>(halo_[1])) +
+                        alloc_[1] * static_cast<std::size_t>(z + static_cast<std::ptrdiff_t>(halo_[2])));
+  }
+  /// The owned cells, in global coordinates.
+  [[nodiscard]] const Box& owned() const noexcept { return owned_; }
+  /// CUDA ordinal of the device holding the block.
+  [[nodiscard]] int device() const noexcept { return device_; }
+  /// Position of that device in the field's device set (the block's number in the Decomposition).
+  [[nodiscard]] std::size_t pos() const noexcept { return pos_; }
+  /// The field's stream on that device.
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+
+ private:
+  T* data_;
+  Extent3 alloc_;
+  Extent3 halo_;
+  Box owned_;
+  int device_;
+  std::size_t pos_;
+  cudaStream_t stream_;
+};
+
+}  // namespace cush
