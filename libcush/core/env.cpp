@@ -15,10 +15,10 @@ namespace cush::detail::env {
 
 namespace {
 
-constexpr double kMaxCount = 1e15;  // below 2^53: every whole number in range is exact
+constexpr double max_exact_count = 1e15;  // below 2^53: every whole number in range is exact
 
 // The defaults come from measurements; each page named says which.
-constexpr Variable kVariables[] = {
+constexpr Variable variable_table[] = {
     // Host <-> GPU moves (docs/host_memory.md).
     {"CUSH_STAGING_CHUNK_MIB", Unit::mib, Scope::library, 32, 1, 1 << 20,
      "bytes per step of the pipeline that stages pageable host memory"},
@@ -49,7 +49,7 @@ constexpr Variable kVariables[] = {
      "largest message per GPU of bench_device_ops, in MiB"},
     {"CUSH_BENCH_MAX_FACE", Unit::count, Scope::benchmarks, 4096, 1, 1 << 20,
      "largest face edge of bench_halo, in cells"},
-    {"CUSH_BENCH_MAX_N", Unit::count, Scope::benchmarks, 1 << 28, 1, kMaxCount,
+    {"CUSH_BENCH_MAX_N", Unit::count, Scope::benchmarks, 1 << 28, 1, max_exact_count,
      "largest vector of the scale case's rows, in elements"},
     {"CUSH_BENCH_MATMUL_MAX_K", Unit::count, Scope::benchmarks, 40, 1, 1 << 16,
      "largest k of the matmul case's rows (n = 1024 k)"},
@@ -57,7 +57,7 @@ constexpr Variable kVariables[] = {
      "largest grid edge of the advection case's rows"},
 };
 
-std::span<const Variable> table() noexcept { return kVariables; }
+std::span<const Variable> table() noexcept { return variable_table; }
 
 const Variable& find(std::string_view name) {
   for (const Variable& v : table())

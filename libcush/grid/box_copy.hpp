@@ -18,10 +18,13 @@ struct BoxSide {
   Extent3 lo{};
 };
 
+/// The most thread blocks of one box copy (enough to fill any current GPU).
+inline constexpr unsigned box_copy_max_blocks = 4096;
+
 /// Copies `size` cells of `element_size` bytes from `src` to `dst` (both on the stream's
 /// device) on `stream`. Nothing is launched for an empty box.
 /// At most `max_blocks` thread blocks (fewer leave room for a kernel running beside it).
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
-                     cudaStream_t stream, unsigned max_blocks = 4096);
+                     cudaStream_t stream, unsigned max_blocks = box_copy_max_blocks);
 
 }  // namespace cush::detail

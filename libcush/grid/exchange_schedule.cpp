@@ -24,7 +24,7 @@ ExchangeStep slab(const ExchangeStep& s, std::size_t c, std::size_t chunks) {
   return out;
 }
 
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+constexpr std::size_t no_index = static_cast<std::size_t>(-1);
 
 class Builder {
  public:
@@ -77,8 +77,8 @@ class Builder {
   // pipelined, which blocks record a done.
   struct PhasePlan {
     std::vector<std::size_t> starts, unpackers, senders;  // blocks, ascending
-    std::vector<std::size_t> wait_before;                 // by send step: a block's start, or kNone
-    std::vector<std::size_t> piped_send;                  // by send step: index in pipelined, or kNone
+    std::vector<std::size_t> wait_before;                 // by send step: a block's start, or no_index
+    std::vector<std::size_t> piped_send;                  // by send step: index in pipelined, or no_index
     std::vector<char> piped_receive;                      // by receive step
   };
 
@@ -120,8 +120,8 @@ class Builder {
       const ExchangePhase& phase = program_.phases[ph];
       PhasePlan plan;
       std::vector<char> starts(p_, 0), waited(p_ * p_, 0), senders(p_, 0), unpackers(p_, 0);
-      plan.wait_before.assign(phase.sends.size(), kNone);
-      plan.piped_send.assign(phase.sends.size(), kNone);
+      plan.wait_before.assign(phase.sends.size(), no_index);
+      plan.piped_send.assign(phase.sends.size(), no_index);
       plan.piped_receive.assign(phase.receives.size(), 0);
       // A sender writes into a receiver's ghosts or receive buffer only after the receiver's
       // earlier exchange work (which read them) is done: it waits for the receiver's start of
@@ -167,8 +167,8 @@ class Builder {
       for (std::size_t k : plan.unpackers) wait(list, unpack(k), start_[k]);
       for (std::size_t i = 0; i < phase.sends.size(); ++i) {
         const ExchangeStep& s = phase.sends[i];
-        if (plan.wait_before[i] != kNone) wait(list, at(s.stream), start_[plan.wait_before[i]]);
-        if (plan.piped_send[i] == kNone) {
+        if (plan.wait_before[i] != no_index) wait(list, at(s.stream), start_[plan.wait_before[i]]);
+        if (plan.piped_send[i] == no_index) {
           step(list, at(s.stream), s, false);
           continue;
         }

@@ -13,9 +13,6 @@ namespace cush::detail {
 
 namespace {
 
-// The box-copy kernel's grid, in blocks, for every step but the pipelined packs.
-constexpr unsigned kMaxBlocks = 4096;
-
 // Whether block `from`'s kernels may store into block `to`'s memory (peer access enabled).
 PeerStores peer_stores(const DeviceSet& devices, HaloTransport transport) {
   if (transport == HaloTransport::staged) return {};
@@ -106,7 +103,7 @@ void FieldEngine::enqueue(std::span<const Instruction> list, std::span<void* con
     const cudaStream_t on = stream(in.stream, blocks);
     switch (in.op) {
       case Instruction::Op::step:
-        run_step(in.step, data, on, in.throttled ? pack_blocks_.at(in.step.stream) : kMaxBlocks);
+        run_step(in.step, data, on, in.throttled ? pack_blocks_.at(in.step.stream) : box_copy_max_blocks);
         break;
       case Instruction::Op::record: events_[in.event].record(on); break;
       case Instruction::Op::wait: events_[in.event].wait_in(on); break;
