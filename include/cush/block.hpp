@@ -16,21 +16,32 @@ namespace cush {
 /// enqueued on stream() is ordered after the field's earlier operations and before its later
 /// ones (see Field's exchanges for what may run beside them).
 ///
-/// A view is cheap to copy and may be passed to a kernel by value: data(), alloc(), halo() and
-/// index() work in device code.
+/// A view is cheap to copy and may be passed to a kernel by value: data(), index(), pitch() and
+/// rows() work in device code (alloc(), halo() and owned() return std::array-based values,
+/// whose operator[] is host code unless nvcc runs with --expt-relaxed-constexpr).
 template <class T>
 class Block {
  public:
   Block(T* data, const Extent3& alloc, const Extent3& halo, const Box& owned, int device, std::size_t pos,
         cudaStream_t stream) noexcept
-      : data_(data), alloc_(alloc), halo_(halo), owned_(owned), device_(device), pos_(pos), stream_(stream) {}
+      : data_(data),
+        alloc_{alloc[0], alloc[1], alloc[2]},
+        halo_{halo[0], halo[1], halo[2]},
+        owned_(owned),
+        device_(device),
+        pos_(pos),
+        stream_(stream) {}
 
   /// The buffer's first ghost cell (x fastest, ghost layers included).
   [[nodiscard]] CUSH_HOST_DEVICE T* data() const noexcept { return data_; }
   /// The buffer's sizes; alloc()[0] is the row pitch (GridOptions::row_align).
-  [[nodiscard]] CUSH_HOST_DEVICE const Extent3& alloc() const noexcept { return alloc_; }
+  [[nodiscard]] Extent3 alloc() const noexcept { return {alloc_[0], alloc_[1], alloc_[2]}; }
   /// Ghost layers per side along each axis.
-  [[nodiscard]] CUSH_HOST_DEVICE const Extent3& halo() const noexcept { return halo_; }
+  [[nodiscard]] Extent3 halo() const noexcept { return {halo_[0], halo_[1], halo_[2]}; }
+  /// Cells from one row of the buffer to the next (alloc()[0]).
+  [[nodiscard]] CUSH_HOST_DEVICE std::size_t pitch() const noexcept { return alloc_[0]; }
+  /// Rows from one plane of the buffer to the next (alloc()[1]).
+  [[nodiscard]] CUSH_HOST_DEVICE std::size_t rows() const noexcept { return alloc_[1]; }
   /// The buffer position of the cell at local coordinates (x, y, z); ghosts are negative or
   /// >= the owned size.
   [[nodiscard]] CUSH_HOST_DEVICE std::size_t index(std::ptrdiff_t x, std::ptrdiff_t y, std::ptrdiff_t z) const noexcept {
@@ -48,9 +59,10 @@ class Block {
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
 
  private:
+  // Plain arrays, not Extent3: index() runs in kernels, where std::array's operator[] is host code.
   T* data_;
-  Extent3 alloc_;
-  Extent3 halo_;
+  std::size_t alloc_[3];
+  std::size_t halo_[3];
   Box owned_;
   int device_;
   std::size_t pos_;
