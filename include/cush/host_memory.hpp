@@ -86,15 +86,6 @@ void* pinned_allocate(std::size_t bytes);
 /// Pinned memory for n elements of `element_size` bytes; rejects sizes that overflow.
 void* pinned_allocate_array(std::size_t n, std::size_t element_size);
 void pinned_free(void* ptr) noexcept;
-
-/// A piece of a host range that is wholly pinned or wholly pageable.
-struct HostPiece {
-  std::size_t offset = 0;  // bytes from the start of the range
-  std::size_t bytes = 0;
-  bool pinned = false;
-};
-/// Splits [ptr, ptr + bytes) into pieces that DMA can use directly (pinned) or that need staging.
-[[nodiscard]] std::vector<HostPiece> classify_host(const void* ptr, std::size_t bytes);
 }  // namespace detail
 
 /// @brief A page-locked host array of n elements of T (cudaHostAlloc, portable to all devices).

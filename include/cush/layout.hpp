@@ -37,11 +37,6 @@ struct Slice {
   std::size_t count = 1;
 };
 
-namespace detail {
-/// Throws InvalidArgument (from `where`) unless s.index < s.count.
-void check_slice(Slice s, const char* where);
-}  // namespace detail
-
 /// @brief The map from a host extent of n elements to per-device segments.
 ///
 /// Partitioned: segment i is the range of the extent that device i of the set holds; segments

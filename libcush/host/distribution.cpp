@@ -1,4 +1,5 @@
 #include "cush/distribution.hpp"
+#include "host/counts.hpp"
 
 #include <cmath>
 #include <numeric>

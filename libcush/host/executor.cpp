@@ -1,4 +1,5 @@
 #include "host/executor.hpp"
+#include "host/host_pieces.hpp"
 
 #include <algorithm>
 #include <cstdint>

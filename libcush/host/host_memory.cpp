@@ -1,4 +1,5 @@
 #include "cush/host_memory.hpp"
+#include "host/host_pieces.hpp"
 
 #include <cuda_runtime_api.h>
 

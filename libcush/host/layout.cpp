@@ -1,4 +1,5 @@
 #include "cush/layout.hpp"
+#include "host/slice_check.hpp"
 
 #include <string>
 

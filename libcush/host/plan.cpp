@@ -1,4 +1,5 @@
 #include "cush/plan.hpp"
+#include "host/slice_check.hpp"
 
 #include <exception>
 #include <limits>

@@ -1,4 +1,5 @@
 #include "host/transfer.hpp"
+#include "host/counts.hpp"
 
 #include <algorithm>
 
