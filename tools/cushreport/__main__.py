@@ -3,12 +3,13 @@
 
     report [--results docs/results] [--root .]   regenerate the report (report.py)
     summarize <name> <json> [<json> ...]         print a run's Markdown summary (summaries/)
+    compare --before <json>... --after <json>... the same benchmarks on two builds (compare.py)
 """
 import argparse
 import os
 import sys
 
-from . import gbench, report
+from . import compare, gbench, report
 from .summaries import BY_NAME
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -23,10 +24,15 @@ def main(argv=None):
     summarize = commands.add_parser("summarize", help="print the Markdown summary of benchmark JSON")
     summarize.add_argument("name", choices=sorted(BY_NAME))
     summarize.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
+    versus = commands.add_parser("compare", help="compare the same benchmarks run on two builds")
+    versus.add_argument("--before", nargs="+", required=True, help="JSON of the build before")
+    versus.add_argument("--after", nargs="+", required=True, help="JSON of the build after")
     args = parser.parse_args(argv)
 
     if args.command == "report":
         report.run(args.results, args.root)
+    elif args.command == "compare":
+        sys.stdout.write(compare.render([gbench.load(p) for p in args.before], [gbench.load(p) for p in args.after]))
     else:
         sys.stdout.write(BY_NAME[args.name].render([gbench.load(path) for path in args.json]))
 
