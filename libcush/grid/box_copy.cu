@@ -1,9 +1,10 @@
-// The box copy kernel (see cush/detail/box_copy.hpp).
+// The box copy kernel (see box_copy.hpp).
 
 #include <cstdint>
 
-#include "grid/box_copy.hpp"
+#include "core/kernel_preload.hpp"
 #include "cush/error.hpp"
+#include "grid/box_copy.hpp"
 
 namespace cush::detail {
 
@@ -88,6 +89,21 @@ void launch(const BoxSide& src, const BoxSide& dst, const Geometry& g, std::size
 }
 
 }  // namespace
+
+void preload_box_copy(int device) {
+  static const void* const kernels[] = {
+      reinterpret_cast<const void*>(box_copy_kernel<Bytes16, unsigned>),
+      reinterpret_cast<const void*>(box_copy_kernel<Bytes16, unsigned long long>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned long long, unsigned>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned long long, unsigned long long>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned, unsigned>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned, unsigned long long>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned short, unsigned>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned short, unsigned long long>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned char, unsigned>),
+      reinterpret_cast<const void*>(box_copy_kernel<unsigned char, unsigned long long>)};
+  preload_kernels(device, "box copy", kernels);
+}
 
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
                      cudaStream_t stream, unsigned max_blocks) {

@@ -21,6 +21,9 @@ struct BoxSide {
 /// The most thread blocks of one box copy (enough to fill any current GPU).
 inline constexpr unsigned box_copy_max_blocks = 4096;
 
+/// Loads every instantiation of the kernel on `device` (once per process; core/kernel_preload.hpp).
+void preload_box_copy(int device);
+
 /// Copies `size` cells of `element_size` bytes from `src` to `dst` (both on the stream's
 /// device) on `stream`. Nothing is launched for an empty box.
 /// At most `max_blocks` thread blocks (fewer leave room for a kernel running beside it).

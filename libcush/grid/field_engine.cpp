@@ -49,7 +49,10 @@ FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, st
       enable_peer_access_once(devices_[to], devices_[from]);
     }
   for (const ScheduleEvent& e : schedule_.events) events_.emplace_back(devices_[e.block]);
-  for (std::size_t k = 0; k < devices_.size(); ++k) exchange_streams_.emplace_back(devices_[k]);
+  for (std::size_t k = 0; k < devices_.size(); ++k) {
+    exchange_streams_.emplace_back(devices_[k]);
+    preload_box_copy(devices_[k]);  // else the first exchange may wait for the device to go idle
+  }
   if (!schedule_.unpack_streams) return;
   for (std::size_t k = 0; k < devices_.size(); ++k) {
     unpack_streams_.emplace_back(devices_[k]);

@@ -1,7 +1,9 @@
 #include "ops/combine.hpp"
 
 #include <cstdint>
+#include <vector>
 
+#include "core/kernel_preload.hpp"
 #include "cush/error.hpp"
 
 namespace cush::detail {
@@ -87,7 +89,34 @@ void launch_op(ReduceOp op, void* dst, const void* src, std::size_t n, cudaStrea
   }
 }
 
+// The addresses of both kernels of every type and operator, in `out`.
+template <class T>
+void kernels_of(std::vector<const void*>& out) {
+  out.push_back(reinterpret_cast<const void*>(combine_vectors<T, ReduceOp::sum>));
+  out.push_back(reinterpret_cast<const void*>(combine_vectors<T, ReduceOp::min>));
+  out.push_back(reinterpret_cast<const void*>(combine_vectors<T, ReduceOp::max>));
+  out.push_back(reinterpret_cast<const void*>(combine_scalars<T, ReduceOp::sum>));
+  out.push_back(reinterpret_cast<const void*>(combine_scalars<T, ReduceOp::min>));
+  out.push_back(reinterpret_cast<const void*>(combine_scalars<T, ReduceOp::max>));
+}
+
 }  // namespace
+
+void preload_combine(int device) {
+  static const std::vector<const void*> kernels = [] {
+    std::vector<const void*> k;
+    kernels_of<std::int8_t>(k);
+    kernels_of<std::uint8_t>(k);
+    kernels_of<std::int32_t>(k);
+    kernels_of<std::uint32_t>(k);
+    kernels_of<std::int64_t>(k);
+    kernels_of<std::uint64_t>(k);
+    kernels_of<float>(k);
+    kernels_of<double>(k);
+    return k;
+  }();
+  preload_kernels(device, "combine", kernels);
+}
 
 void launch_combine(ElementType type, ReduceOp op, void* dst, const void* src, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cush/error.hpp"
+#include "ops/combine.hpp"
 #include "transports/peer_kernel.hpp"
 
 namespace cush::detail {
@@ -44,6 +45,9 @@ bool capturing(cudaStream_t stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-void prepare_transports(int device) { preload_peer_kernel(device); }
+void prepare_transports(int device) {
+  preload_peer_kernel(device);
+  preload_combine(device);  // the reductions of peer and host_staging
+}
 
 }  // namespace cush::detail

@@ -3,10 +3,8 @@
 #include <cuda/atomic>
 
 #include <cstdint>
-#include <mutex>
-#include <set>
-#include <string>
 
+#include "core/kernel_preload.hpp"
 #include "transports/peer_kernel.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
@@ -93,14 +91,8 @@ void launch_peer_kernel(const PeerKernelArgs& args, unsigned blocks, cudaStream_
 }
 
 void preload_peer_kernel(int device) {
-  static std::mutex mutex;
-  static std::set<int> loaded;
-  std::lock_guard lock(mutex);
-  if (loaded.contains(device)) return;
-  DeviceGuard guard(device);
-  cudaFuncAttributes attributes{};
-  CUSH_CUDA_CHECK_AT(cudaFuncGetAttributes(&attributes, peer_kernel), "device " + std::to_string(device));
-  loaded.insert(device);
+  static const void* const kernels[] = {reinterpret_cast<const void*>(peer_kernel)};
+  preload_kernels(device, "peer_kernel", kernels);
 }
 
 }  // namespace cush::detail
