@@ -20,3 +20,4 @@
 #include "cush/stream.hpp"
 #include "cush/transport.hpp"
 #include "cush/version.hpp"
+#include "cush/virtual_gpus.hpp"

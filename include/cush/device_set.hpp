@@ -12,22 +12,30 @@
 namespace cush {
 
 /// @brief Static properties of one GPU, as the distributions and transports need them.
+///
+/// With virtual GPUs (use_virtual_gpus, CUSH_VIRTUAL_GPUS) a device is a logical one: `id` is
+/// its logical id, `physical_id` the GPU behind it, and the memory and bandwidth are the GPU's
+/// divided by the number of logical devices that share it (`shared_by`), so that distributions by
+/// capacity or bandwidth treat the shares as the parts of one GPU they are.
 struct DeviceInfo {
-  int id = -1;                    ///< CUDA device ordinal
+  int id = -1;                    ///< the device's id in cush (the CUDA ordinal without virtual GPUs)
+  int physical_id = -1;           ///< the CUDA ordinal of the GPU behind it
+  int shared_by = 1;              ///< logical devices on that GPU (1 without virtual GPUs)
   std::string name;               ///< e.g. "NVIDIA H200"
   int compute_major = 0;          ///< compute capability
   int compute_minor = 0;
   int multiprocessors = 0;
-  std::size_t total_memory = 0;   ///< bytes of device memory
-  double memory_bandwidth = 0.0;  ///< theoretical peak, bytes/s (memory clock x bus width x 2)
+  std::size_t total_memory = 0;   ///< bytes of device memory (this device's share)
+  double memory_bandwidth = 0.0;  ///< theoretical peak, bytes/s (memory clock x bus width x 2; this device's share)
   std::string pci_bus_id;
 };
 
 /// @brief How one device reaches another.
 struct Link {
-  bool peer_access = false;   ///< cudaDeviceCanAccessPeer
-  int performance_rank = -1;  ///< cudaDevP2PAttrPerformanceRank: lower is faster; -1 if no peer access
+  bool peer_access = false;   ///< direct access (cudaDeviceCanAccessPeer; always for one GPU)
+  int performance_rank = -1;  ///< cudaDevP2PAttrPerformanceRank: lower is faster; -1 if no peer access; 0 on one GPU
   bool native_atomics = false;
+  bool same_gpu = false;      ///< both are logical devices of one physical GPU (virtual GPUs)
 };
 
 /// @brief Properties of an ordered set of devices and of the links between them.
@@ -58,22 +66,30 @@ class Topology {
 ///
 /// Position i of the set is the i-th device listed; plans give segment i to it. Construction
 /// rejects an empty list, duplicates and ids that do not exist (InvalidArgument), and throws
-/// NoDevice when the host has no usable GPU.
+/// NoDevice when the host has no usable GPU. Ids are logical devices: the CUDA ordinals, unless
+/// virtual GPUs map several onto one GPU (use_virtual_gpus).
 class DeviceSet {
  public:
   DeviceSet(std::initializer_list<int> ids);
   explicit DeviceSet(std::vector<int> ids);
-  /// Every GPU of the host, in ordinal order.
+  /// Every GPU of the host (every logical GPU with virtual GPUs), in ordinal order.
   static DeviceSet all();
-  /// The first `count` GPUs of the host.
+  /// The first `count` GPUs of the host (logical GPUs with virtual GPUs).
   static DeviceSet first(int count);
-  /// Number of usable GPUs; 0 (never an exception) when there is no GPU or no driver.
+  /// Number of usable GPUs (logical GPUs with virtual GPUs); 0 (never an exception) when there
+  /// is no GPU or no driver, or when CUSH_VIRTUAL_GPUS is malformed.
   static int available() noexcept;
-  /// Why available() is 0, in words from the CUDA runtime; empty if GPUs are present.
+  /// Why available() is 0, in words from the CUDA runtime (or the error in CUSH_VIRTUAL_GPUS);
+  /// empty if GPUs are present.
   static std::string unavailable_reason();
 
   [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
   [[nodiscard]] int operator[](std::size_t pos) const { return ids_.at(pos); }
+  /// The CUDA ordinal of the physical GPU behind the device at `pos` (the same id without virtual
+  /// GPUs): what raw CUDA code (cudaSetDevice) takes.
+  [[nodiscard]] int physical(std::size_t pos) const { return topology_->device(pos).physical_id; }
+  /// physical(pos) for every position, in order.
+  [[nodiscard]] std::vector<int> physical_ids() const;
   [[nodiscard]] const std::vector<int>& ids() const noexcept { return ids_; }
   [[nodiscard]] auto begin() const noexcept { return ids_.begin(); }
   [[nodiscard]] auto end() const noexcept { return ids_.end(); }

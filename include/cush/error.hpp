@@ -39,7 +39,8 @@ class CudaError : public Error {
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
   /// The text of the failing call, as written in the source.
   [[nodiscard]] const std::string& call() const noexcept { return call_; }
-  /// The current device when the call failed (-1 if unknown).
+  /// The current CUDA device when the call failed (-1 if unknown): the physical GPU, which
+  /// with virtual GPUs may stand for several logical devices.
   [[nodiscard]] int device() const noexcept { return device_; }
 
  private:

@@ -1,21 +1,18 @@
 #include "cush/device_guard.hpp"
 
-#include <cuda_runtime_api.h>
-
-#include "cush/error.hpp"
+#include "core/cuda_devices.hpp"
 
 namespace cush {
 
-DeviceGuard::DeviceGuard(int device) : previous_(-1), changed_(false) {
-  CUSH_CUDA_CHECK(cudaGetDevice(&previous_));
-  if (previous_ != device) {
-    CUSH_CUDA_CHECK_AT(cudaSetDevice(device), "device " + std::to_string(device));
+DeviceGuard::DeviceGuard(int device) : previous_(detail::current_physical_device()), changed_(false) {
+  if (previous_ != detail::physical_id(device)) {
+    detail::set_current_device(device);
     changed_ = true;
   }
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (changed_) CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous_));
+  if (changed_) detail::restore_physical_device(previous_);
 }
 
 }  // namespace cush

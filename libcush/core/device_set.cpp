@@ -10,7 +10,9 @@
 #include <set>
 #include <utility>
 
+#include "core/cuda_devices.hpp"
 #include "core/device_ids.hpp"
+#include "core/device_map.hpp"
 #include "core/format.hpp"
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
@@ -30,24 +32,23 @@ Topology::Topology(std::vector<DeviceInfo> devices, std::vector<Link> links)
 
 namespace {
 DeviceInfo query_device(int id) {
-  cudaDeviceProp prop{};
-  CUSH_CUDA_CHECK_AT(cudaGetDeviceProperties(&prop, id), "device " + std::to_string(id));
-  int mem_clock_khz = 0;
-  int bus_width_bits = 0;
-  CUSH_CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, id));
-  CUSH_CUDA_CHECK(cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, id));
-  std::array<char, 32> bus{};
-  CUSH_CUDA_CHECK(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), id));
+  const cudaDeviceProp prop = detail::device_properties(id);
+  const int mem_clock_khz = detail::device_attribute(cudaDevAttrMemoryClockRate, id);
+  const int bus_width_bits = detail::device_attribute(cudaDevAttrGlobalMemoryBusWidth, id);
+  const detail::DeviceMap& map = detail::device_map();
   DeviceInfo info;
   info.id = id;
+  info.physical_id = map.physical(id);
+  info.shared_by = map.sharing(id);
   info.name = prop.name;
   info.compute_major = prop.major;
   info.compute_minor = prop.minor;
   info.multiprocessors = prop.multiProcessorCount;
-  info.total_memory = prop.totalGlobalMem;
+  // A GPU shared by logical devices gives each an equal part of its memory and bandwidth.
+  info.total_memory = prop.totalGlobalMem / static_cast<std::size_t>(info.shared_by);
   // Double data rate: two transfers per clock.
-  info.memory_bandwidth = 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0);
-  info.pci_bus_id = bus.data();
+  info.memory_bandwidth = 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / info.shared_by;
+  info.pci_bus_id = detail::pci_bus_id(id);
   return info;
 }
 }  // namespace
@@ -71,19 +72,14 @@ Topology Topology::query(std::span<const int> ids) {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     for (std::size_t j = 0; j < ids.size(); ++j) {
       Link& l = links[i * ids.size() + j];
-      if (i == j) {
-        l = Link{true, 0, true};
+      if (i == j || detail::same_gpu(ids[i], ids[j])) {
+        l = Link{true, 0, true, true};
         continue;
       }
       l.peer_access = detail::can_access(ids[i], ids[j]);
       if (l.peer_access) {
-        int rank = -1;
-        int atomics = 0;
-        CUSH_CUDA_CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, ids[i], ids[j]));
-        CUSH_CUDA_CHECK(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported,
-                                                  ids[i], ids[j]));
-        l.performance_rank = rank;
-        l.native_atomics = atomics != 0;
+        l.performance_rank = detail::p2p_attribute(cudaDevP2PAttrPerformanceRank, ids[i], ids[j]);
+        l.native_atomics = detail::p2p_attribute(cudaDevP2PAttrNativeAtomicSupported, ids[i], ids[j]) != 0;
       }
     }
   }
@@ -106,19 +102,23 @@ std::string Topology::describe() const {
   std::array<char, 256> line{};
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const DeviceInfo& d = devices_[i];
-    std::snprintf(line.data(), line.size(), "  [%zu] GPU %d %s (sm_%d%d, %d SMs, %s, %.0f GB/s peak, %s)\n",
-                  i, d.id, d.name.c_str(), d.compute_major, d.compute_minor, d.multiprocessors,
-                  detail::format_bytes(d.total_memory).c_str(), d.memory_bandwidth / 1e9,
-                  d.pci_bus_id.c_str());
+    std::snprintf(line.data(), line.size(), "  [%zu] GPU %d %s (sm_%d%d, %d SMs, %s, %.0f GB/s peak, %s)", i, d.id,
+                  d.name.c_str(), d.compute_major, d.compute_minor, d.multiprocessors,
+                  detail::format_bytes(d.total_memory).c_str(), d.memory_bandwidth / 1e9, d.pci_bus_id.c_str());
     out += line.data();
+    if (d.shared_by > 1 || d.physical_id != d.id)
+      out += " - virtual: GPU " + std::to_string(d.physical_id) + ", shared by " + std::to_string(d.shared_by) +
+             " (memory and bandwidth are its share)";
+    out += "\n";
   }
   if (devices_.size() > 1) {
-    out += "  peer access (performance rank, lower is faster):\n";
+    out += "  peer access (performance rank, lower is faster; =: the same GPU):\n";
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       out += "   ";
       for (std::size_t j = 0; j < devices_.size(); ++j) {
         const Link& l = link(i, j);
         if (i == j) out += "   -";
+        else if (l.same_gpu) out += "  = ";
         else if (l.peer_access) out += "  " + std::to_string(l.performance_rank) + " ";
         else out += "  no";
         out += j + 1 < devices_.size() ? "" : "\n";
@@ -148,28 +148,28 @@ void validate_device_ids(std::span<const int> ids, int available, const char* wh
 }  // namespace detail
 
 int DeviceSet::available() noexcept {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();
+  try {
+    return detail::device_map().logical_count();
+  } catch (...) {  // a malformed CUSH_VIRTUAL_GPUS: unavailable_reason() says so
     return 0;
   }
-  return count;
 }
 
 std::string DeviceSet::unavailable_reason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+  try {
+    if (detail::device_map().logical_count() > 0) return {};
+  } catch (const Error& e) {
+    return e.what();
   }
-  return count == 0 ? "the CUDA runtime reports 0 devices" : "";
+  return detail::no_device_reason();
 }
 
 namespace {
+// The number of (logical) devices; NoDevice without any, InvalidArgument for a malformed
+// CUSH_VIRTUAL_GPUS.
 int require_devices(const char* where) {
-  const int n = DeviceSet::available();
-  if (n == 0) throw NoDevice(std::string(where) + ": no usable CUDA device (" + DeviceSet::unavailable_reason() + ")");
+  const int n = detail::device_map().logical_count();
+  if (n == 0) throw NoDevice(std::string(where) + ": no usable CUDA device (" + detail::no_device_reason() + ")");
   return n;
 }
 }  // namespace
@@ -198,6 +198,12 @@ DeviceSet DeviceSet::first(int count) {
   std::vector<int> ids(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) ids[static_cast<std::size_t>(i)] = i;
   return DeviceSet(std::move(ids));
+}
+
+std::vector<int> DeviceSet::physical_ids() const {
+  std::vector<int> ids;
+  for (std::size_t pos = 0; pos < size(); ++pos) ids.push_back(physical(pos));
+  return ids;
 }
 
 int DeviceSet::position_of(int device) const noexcept {

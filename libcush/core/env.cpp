@@ -19,6 +19,9 @@ constexpr double max_exact_count = 1e15;  // below 2^53: every whole number in r
 
 // The defaults come from measurements; each page named says which.
 constexpr Variable variable_table[] = {
+    // Devices (docs/guide.md, "Virtual GPUs").
+    {"CUSH_VIRTUAL_GPUS", Unit::text, Scope::library, 0, 0, 0,
+     "logical GPUs over the physical ones: a count (round robin, e.g. 4) or a list of physical ids (e.g. 0,0,1)"},
     // Host <-> GPU moves (docs/host_memory.md).
     {"CUSH_STAGING_CHUNK_MIB", Unit::mib, Scope::library, 32, 1, 1 << 20,
      "bytes per step of the pipeline that stages pageable host memory"},
@@ -72,6 +75,7 @@ const char* unit_name(Unit u) {
     case Unit::mib: return "a whole number of MiB";
     case Unit::seconds: return "a number of seconds";
     case Unit::path: return "a path";
+    case Unit::text: return "a text";
   }
   return "";
 }
@@ -127,7 +131,7 @@ std::string raw(const Variable& v) {
 
 double number(std::string_view name, bool want_seconds) {
   const Variable& v = find(name);
-  if (v.unit == Unit::path || (v.unit == Unit::seconds) != want_seconds)
+  if (v.unit == Unit::path || v.unit == Unit::text || (v.unit == Unit::seconds) != want_seconds)
     throw std::logic_error("cush: " + std::string(name) + " is read with the wrong function");
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
@@ -153,9 +157,10 @@ std::size_t size(std::string_view name) {
 
 double seconds(std::string_view name) { return number(name, true); }
 
-std::string path(std::string_view name) {
+std::string text(std::string_view name) {
   const Variable& v = find(name);
-  if (v.unit != Unit::path) throw std::logic_error("cush: " + std::string(name) + " is not a path");
+  if (v.unit != Unit::path && v.unit != Unit::text)
+    throw std::logic_error("cush: " + std::string(name) + " is not a path or text");
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   if (const auto it = c.texts.find(name); it != c.texts.end()) return it->second;

@@ -18,6 +18,7 @@ enum class Unit {
   mib,      ///< a whole number of MiB, returned in bytes
   seconds,  ///< a positive decimal number of seconds
   path,     ///< a file path, returned as given
+  text,     ///< a text its reader parses (and rejects with an InvalidArgument of its own)
 };
 
 /// Who reads a variable.
@@ -42,8 +43,8 @@ struct Variable {
 [[nodiscard]] std::size_t size(std::string_view name);
 /// The value of a seconds variable, or its fallback.
 [[nodiscard]] double seconds(std::string_view name);
-/// The text of a path variable; empty when unset.
-[[nodiscard]] std::string path(std::string_view name);
+/// The text of a path or text variable; empty when unset.
+[[nodiscard]] std::string text(std::string_view name);
 
 /// True if the variable is set to a non-empty text.
 [[nodiscard]] bool is_set(std::string_view name);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/cuda_devices.hpp"
 #include "core/format.hpp"
 
 namespace cush {
@@ -47,12 +48,7 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
   // A non-sticky error is also left as the thread's "last error"; clear it so the next
   // unrelated check does not trip over it.
   (void)cudaGetLastError();
-  int device = -1;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    device = -1;
-    (void)cudaGetLastError();
-  }
-  throw CudaError(code, call, file, line, device, context);
+  throw CudaError(code, call, file, line, current_physical_device_or_none(), context);
 }
 
 void report_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept {

@@ -1,15 +1,12 @@
 #include "core/peer_access.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <map>
 #include <mutex>
 #include <set>
-#include <string>
 #include <utility>
 
-#include "cush/device_guard.hpp"
-#include "cush/error.hpp"
+#include "core/cuda_devices.hpp"
+#include "core/device_map.hpp"
 
 namespace cush::detail {
 
@@ -24,15 +21,11 @@ std::set<std::pair<int, int>>& enabled() {
   return pairs;
 }
 
+// Two logical devices on one GPU reach each other's memory without peer access.
 bool can_access_locked(int accessor, int owner) {
-  if (accessor == owner) return true;
+  if (device_map().same_gpu(accessor, owner)) return true;
   const auto [it, inserted] = capabilities().try_emplace({accessor, owner}, false);
-  if (inserted) {
-    int can = 0;
-    CUSH_CUDA_CHECK_AT(cudaDeviceCanAccessPeer(&can, accessor, owner),
-                       "device " + std::to_string(accessor) + " to device " + std::to_string(owner));
-    it->second = can != 0;
-  }
+  if (inserted) it->second = physical_peer_access(accessor, owner);
   return it->second;
 }
 }  // namespace
@@ -47,17 +40,18 @@ bool can_reach(int a, int b) {
   return can_access_locked(a, b) && can_access_locked(b, a);
 }
 
+bool same_gpu(int a, int b) { return device_map().same_gpu(a, b); }
+
 bool enable_peer_access_once(int from, int to) {
   std::lock_guard lock(mutex);
-  if (from == to || enabled().contains({from, to})) return true;
+  if (device_map().same_gpu(from, to) || enabled().contains({from, to})) return true;
   if (!can_access_locked(from, to)) return false;
-  DeviceGuard guard(from);
-  const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-  if (status == cudaErrorPeerAccessAlreadyEnabled) {
-    (void)cudaGetLastError();  // enabled by the application before us: fine
-  } else if (status != cudaSuccess) {
-    throw_cuda_error(status, "cudaDeviceEnablePeerAccess(to, 0)", __FILE__, __LINE__,
-                     "from device " + std::to_string(from) + " to device " + std::to_string(to));
+  // Enabling is per physical pair: logical devices on the same GPUs share it.
+  const std::pair<int, int> physical{physical_id(from), physical_id(to)};
+  static std::set<std::pair<int, int>> physical_enabled;
+  if (!physical_enabled.contains(physical)) {
+    enable_physical_peer_access(from, to);
+    physical_enabled.insert(physical);
   }
   enabled().insert({from, to});
   return true;

@@ -6,12 +6,16 @@
 namespace cush::detail {
 
 /// True if kernels and copy engines of device `accessor` can read and write device `owner`'s
-/// memory over a peer link (cudaDeviceCanAccessPeer); true for a device and itself.
+/// memory over a peer link (cudaDeviceCanAccessPeer); true for a device and itself, and for
+/// logical devices on the same GPU.
 [[nodiscard]] bool can_access(int accessor, int owner);
 
 /// True if two devices can reach each other both ways: what a copy between them over the peer
-/// links, or a kernel storing into the other, needs.
+/// links, or a kernel storing into the other, needs. Logical devices on one GPU always can.
 [[nodiscard]] bool can_reach(int a, int b);
+
+/// True if two logical devices are one physical GPU (virtual GPUs, core/device_map.hpp).
+[[nodiscard]] bool same_gpu(int a, int b);
 
 /// Enables access from device `from` to device `to` once per process; false if the pair has no
 /// peer access (nothing is enabled then), true once enabled (also by the application before us).

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/cuda_devices.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 
@@ -33,12 +34,14 @@ StreamSet::StreamSet(std::span<const int> devices, std::span<const StreamRef> st
   }
   // What the caller said is consistent; now ask CUDA whether it is true.
   for (std::size_t pos = 0; pos < devices.size(); ++pos) {
-    int actual = -1;
-    CUSH_CUDA_CHECK_AT(cudaStreamGetDevice(streams[pos].get(), &actual), "stream " + std::to_string(pos));
-    if (actual != devices[pos])
+    // A stream knows its physical GPU only: with virtual GPUs, any logical device of it passes.
+    const int actual = stream_physical_device(streams[pos].get());
+    const int expected = physical_id(devices[pos]);
+    if (actual != expected)
       throw InvalidArgument(where, "streams",
                             "stream " + std::to_string(pos) + " belongs to device " + std::to_string(actual) +
-                                ", not to device " + std::to_string(devices[pos]));
+                                ", not to device " + std::to_string(devices[pos]) +
+                                (expected == devices[pos] ? "" : " (GPU " + std::to_string(expected) + ")"));
     handles_.push_back(streams[pos].get());
   }
 }

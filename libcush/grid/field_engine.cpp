@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/cuda_devices.hpp"
 #include "core/env.hpp"
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
@@ -56,8 +57,7 @@ FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, st
   if (!schedule_.unpack_streams) return;
   for (std::size_t k = 0; k < devices_.size(); ++k) {
     unpack_streams_.emplace_back(devices_[k]);
-    int sms = 0;
-    CUSH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devices_[k]));
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, devices_[k]);
     // Half the device's threads (8 blocks of 256 fill an SM): room for the unpacks beside it.
     pack_blocks_.push_back(static_cast<unsigned>(std::max(sms, 1) * 4));
   }

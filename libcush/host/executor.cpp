@@ -175,8 +175,8 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
       const auto d = static_cast<std::size_t>(t.dst.pos);
       const auto* from = static_cast<const std::byte*>(ctx.device_data[s]) + t.src.offset * es;
       auto* to = static_cast<std::byte*>(ctx.device_data[d]) + t.dst.offset * es;
-      CUSH_CUDA_CHECK_AT(cudaMemcpyPeerAsync(to, ctx.device_ids[d], from, ctx.device_ids[s], bytes, stream),
-                         describe(t, es));
+      // Unified addressing: the copy engines find both devices from the pointers.
+      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream), describe(t, es));
     }
     if (awaited[i]) {
       finished[i] = new_event(lane.pos);

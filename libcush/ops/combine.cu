@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/cuda_devices.hpp"
 #include "core/kernel_preload.hpp"
 #include "cush/error.hpp"
 
@@ -44,16 +45,7 @@ __global__ void combine_scalars(T* __restrict__ dst, const T* __restrict__ src, 
 }
 
 unsigned blocks_for(std::size_t items, unsigned threads) {
-  static const unsigned cap = [] {
-    int device = 0;
-    int sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      sms = 132;
-    }
-    return static_cast<unsigned>(sms) * 8;
-  }();
+  static const unsigned cap = static_cast<unsigned>(current_device_attribute(cudaDevAttrMultiProcessorCount)) * 8;
   const std::size_t needed = (items + threads - 1) / threads;
   return static_cast<unsigned>(needed < cap ? needed : cap);
 }

@@ -62,26 +62,9 @@ std::vector<std::pair<int, int>> links_used(const TransferList& list, const Impl
   return links;
 }
 
-// The transport of one operation: the forced one if it can run it, else the table's choice for
-// the operation and its message size, and where that one refuses, its fallbacks (host_staging
-// refuses nothing).
-const TransportBackend& choose(const Operation& op, std::size_t bytes, const CommOptions& options, const char* where) {
-  const Transport forced = options.transport;
-  if (forced != Transport::automatic) {
-    const TransportBackend& b = backend(forced);
-    if (std::string why = b.refusal(op); !why.empty())
-      throw InvalidArgument(where, "options.transport", std::string(to_string(forced)) + " was asked for, but " + why);
-    return b;
-  }
-  // Copies within devices only: no link to choose for.
-  Transport t = op.links.empty() ? Transport::peer : TransportTable::current().pick(op.kind, bytes);
-  while (!backend(t).refusal(op).empty()) t = backend(t).fallback();
-  return backend(t);
-}
-
 // Runs `op` on the transport chosen for it, on the two plans' streams.
 void run(const Operation& op, std::size_t bytes, const CommOptions& options, const char* where) {
-  const TransportBackend& transport = choose(op, bytes, options, where);
+  const TransportBackend& transport = choose_backend(op, bytes, options, where);
   OpStreams streams(op.src, op.dst);
   transport.enqueue(op, streams);
   streams.finish();

@@ -1,6 +1,7 @@
 #include "transports/backend.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "cush/error.hpp"
 #include "ops/combine.hpp"
@@ -37,6 +38,23 @@ const TransportBackend& backend(Transport t) {
     case Transport::automatic: break;
   }
   throw Error("cush: 'automatic' is a choice of transport, not a transport");
+}
+
+// The transport of one operation: the forced one if it can run it, else the table's choice for
+// the operation and its message size, and where that one refuses, its fallbacks (host_staging
+// refuses nothing).
+const TransportBackend& choose_backend(const Operation& op, std::size_t bytes, const CommOptions& options, const char* where) {
+  const Transport forced = options.transport;
+  if (forced != Transport::automatic) {
+    const TransportBackend& b = backend(forced);
+    if (std::string why = b.refusal(op); !why.empty())
+      throw InvalidArgument(where, "options.transport", std::string(to_string(forced)) + " was asked for, but " + why);
+    return b;
+  }
+  // Copies within devices only: no link to choose for.
+  Transport t = op.links.empty() ? Transport::peer : TransportTable::current().pick(op.kind, bytes);
+  while (!backend(t).refusal(op).empty()) t = backend(t).fallback();
+  return backend(t);
 }
 
 bool capturing(cudaStream_t stream) {

@@ -72,6 +72,13 @@ class TransportBackend {
 /// The backend of a transport (not `automatic`).
 [[nodiscard]] const TransportBackend& backend(Transport t);
 
+/// The transport of `op`: the one `options` forces if it can run it (else InvalidArgument from
+/// `where`, saying why not), or the TransportTable's choice for the operation and `bytes`, then
+/// its fallbacks where one refuses (host_staging refuses nothing). Without links between two
+/// devices (copies within devices only): peer.
+[[nodiscard]] const TransportBackend& choose_backend(const Operation& op, std::size_t bytes, const CommOptions& options,
+                                                     const char* where);
+
 /// True if `stream` is being captured into a graph.
 [[nodiscard]] bool capturing(cudaStream_t stream);
 

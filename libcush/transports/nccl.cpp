@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda_devices.hpp"
+#include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "cush/stream.hpp"
@@ -148,7 +150,9 @@ std::shared_ptr<Communicator> Communicator::of(std::span<const int> devices) {
 
 Communicator::Communicator(std::span<const int> devices) : devices_(devices.begin(), devices.end()) {
   comms_.assign(devices_.size(), nullptr);
-  CUSH_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(devices_.size()), devices_.data()));
+  // NCCL takes CUDA devices: the physical ones (a communicator never holds one GPU twice).
+  const std::vector<int> physical = physical_ids(devices_);
+  CUSH_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(physical.size()), physical.data()));
   for (int d : devices_) last_.emplace_back(d);
   last_stream_.assign(devices_.size(), nullptr);
 }
@@ -273,6 +277,20 @@ bool all_gather_fits(const Operation& op) {
   return std::all_of(src.segments().begin(), src.segments().end(), [&](const Range& r) { return r.count == c; });
 }
 
+// "devices 0 and 2 share GPU 0" for the first two logical devices of the operation on one
+// physical GPU (virtual GPUs), or empty.
+std::string shared_gpu(const Operation& op) {
+  std::vector<int> ids(op.dst.ids.begin(), op.dst.ids.end());
+  for (int id : op.src.ids)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  for (std::size_t a = 0; a < ids.size(); ++a)
+    for (std::size_t b = a + 1; b < ids.size(); ++b)
+      if (same_gpu(ids[a], ids[b]))
+        return "devices " + std::to_string(ids[a]) + " and " + std::to_string(ids[b]) + " share GPU " +
+               std::to_string(physical_id(ids[a]));
+  return {};
+}
+
 // The communicator of the operation's devices, held by both plans.
 std::shared_ptr<Communicator> communicator(const Operation& op, const OpStreams& streams) {
   const std::vector<int> ids = streams.devices();
@@ -290,6 +308,8 @@ std::shared_ptr<Communicator> communicator(const Operation& op, const OpStreams&
 class Nccl final : public TransportBackend {
  public:
   std::string refusal(const Operation& op) const override {
+    if (std::string shared = shared_gpu(op); !shared.empty())
+      return shared + ", and NCCL cannot put one GPU twice in a communicator; use peer or host_staging";
     if (op.capturing()) return "cush does not capture nccl operations into graphs; use peer or host_staging";
     return {};
   }

@@ -171,13 +171,20 @@ std::vector<int> participants(const Operation& op) {
 class PeerKernel final : public TransportBackend {
  public:
   std::string refusal(const Operation& op) const override {
-    if (op.capturing()) return "cush does not capture peer_kernel operations into graphs; use peer or host_staging";
     // Every participant stores into every other's flags, not only where data moves.
     const std::vector<int> ids = participants(op);
     for (int a : ids)
-      for (int b : ids)
-        if (a < b && !can_reach(a, b))
+      for (int b : ids) {
+        if (a >= b) continue;
+        // Each participant's kernel spins until the others' have arrived; CUDA does not promise
+        // that two kernels on one GPU run at the same time (a sanitizer runs them one by one).
+        if (same_gpu(a, b))
+          return "devices " + std::to_string(a) + " and " + std::to_string(b) +
+                 " share a GPU, where the participants' kernels could wait for each other forever; use peer";
+        if (!can_reach(a, b))
           return "devices " + std::to_string(a) + " and " + std::to_string(b) + " have no peer access";
+      }
+    if (op.capturing()) return "cush does not capture peer_kernel operations into graphs; use peer or host_staging";
     return {};
   }
   Transport fallback() const noexcept override { return Transport::peer; }

@@ -143,7 +143,7 @@ const TransportTable& TransportTable::current() {
   std::lock_guard lock(table_mutex);
   std::optional<TransportTable>& table = table_slot();
   if (!table) {
-    const std::string path = detail::env::path("CUSH_TRANSPORTS");
+    const std::string path = detail::env::text("CUSH_TRANSPORTS");
     table = path.empty() ? defaults() : load(path);
   }
   return *table;

@@ -37,7 +37,7 @@ TEST(Env, TheTableIsConsistent) {
     EXPECT_EQ(name.rfind("CUSH_", 0), 0U) << name;
     EXPECT_TRUE(names.insert(name).second) << name << " is listed twice";
     EXPECT_FALSE(std::string(v.meaning).empty()) << name;
-    if (v.unit == env::Unit::path || (v.unit == env::Unit::seconds && v.fallback == 0)) continue;
+    if (v.unit == env::Unit::path || v.unit == env::Unit::text || (v.unit == env::Unit::seconds && v.fallback == 0)) continue;
     EXPECT_LE(v.min, v.fallback) << name;
     EXPECT_LE(v.fallback, v.max) << name;
   }
@@ -53,7 +53,7 @@ TEST(Env, UnsetVariablesGiveTheirDefaultsInBytes) {
   EXPECT_EQ(env::size("CUSH_DIRECT_TO_HOST_BELOW_KIB"), std::size_t{256} << 10);
   EXPECT_EQ(env::size("CUSH_HALO_CHUNKS"), 8U);
   EXPECT_FALSE(env::is_set("CUSH_HALO_CHUNKS"));
-  EXPECT_EQ(env::path("CUSH_TRANSPORTS"), std::getenv("CUSH_TRANSPORTS") ? std::getenv("CUSH_TRANSPORTS") : "");
+  EXPECT_EQ(env::text("CUSH_TRANSPORTS"), std::getenv("CUSH_TRANSPORTS") ? std::getenv("CUSH_TRANSPORTS") : "");
 }
 
 TEST(Env, ValuesAreReadInTheirUnits) {

@@ -1,0 +1,131 @@
+#include "core/cuda_devices.hpp"
+
+#include <array>
+
+#include "core/device_map.hpp"
+#include "cush/device_guard.hpp"
+#include "cush/error.hpp"
+
+namespace cush::detail {
+
+namespace {
+std::string named(int logical) {
+  const int p = device_map().physical(logical);
+  return "device " + std::to_string(logical) + (p == logical ? "" : " (GPU " + std::to_string(p) + ")");
+}
+}  // namespace
+
+int physical_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::string no_device_reason() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+  }
+  return count == 0 ? "the CUDA runtime reports 0 devices" : "";
+}
+
+int physical_id(int logical) {
+  const DeviceMap& map = device_map();
+  if (logical < 0 || logical >= map.logical_count())
+    throw InvalidArgument("cush", "device", "device " + std::to_string(logical) + " does not exist (" +
+                                                map.describe() + ")");
+  return map.physical(logical);
+}
+
+std::vector<int> physical_ids(std::span<const int> logical) {
+  std::vector<int> ids;
+  ids.reserve(logical.size());
+  for (int d : logical) ids.push_back(physical_id(d));
+  return ids;
+}
+
+int current_physical_device() {
+  int device = -1;
+  CUSH_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+int current_physical_device_or_none() noexcept {
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return device;
+}
+
+void restore_physical_device(int physical) noexcept { CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(physical)); }
+
+int current_device_attribute(cudaDeviceAttr attribute) {
+  int value = 0;
+  CUSH_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, current_physical_device()));
+  return value;
+}
+
+void set_current_device(int logical) {
+  CUSH_CUDA_CHECK_AT(cudaSetDevice(physical_id(logical)), named(logical));
+}
+
+cudaDeviceProp device_properties(int logical) {
+  cudaDeviceProp prop{};
+  CUSH_CUDA_CHECK_AT(cudaGetDeviceProperties(&prop, physical_id(logical)), named(logical));
+  return prop;
+}
+
+int device_attribute(cudaDeviceAttr attribute, int logical) {
+  int value = 0;
+  CUSH_CUDA_CHECK_AT(cudaDeviceGetAttribute(&value, attribute, physical_id(logical)), named(logical));
+  return value;
+}
+
+std::string pci_bus_id(int logical) {
+  std::array<char, 32> bus{};
+  CUSH_CUDA_CHECK_AT(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), physical_id(logical)),
+                     named(logical));
+  return bus.data();
+}
+
+bool physical_peer_access(int accessor, int owner) {
+  const int a = physical_id(accessor);
+  const int b = physical_id(owner);
+  if (a == b) return true;
+  int can = 0;
+  CUSH_CUDA_CHECK_AT(cudaDeviceCanAccessPeer(&can, a, b), named(accessor) + " to " + named(owner));
+  return can != 0;
+}
+
+int p2p_attribute(cudaDeviceP2PAttr attribute, int from, int to) {
+  int value = 0;
+  CUSH_CUDA_CHECK_AT(cudaDeviceGetP2PAttribute(&value, attribute, physical_id(from), physical_id(to)),
+                     named(from) + " to " + named(to));
+  return value;
+}
+
+void enable_physical_peer_access(int from, int to) {
+  const DeviceGuard guard(from);
+  const cudaError_t status = cudaDeviceEnablePeerAccess(physical_id(to), 0);
+  if (status == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();  // enabled by the application before us: fine
+  } else if (status != cudaSuccess) {
+    throw_cuda_error(status, "cudaDeviceEnablePeerAccess(to, 0)", __FILE__, __LINE__,
+                     "from " + named(from) + " to " + named(to));
+  }
+}
+
+int stream_physical_device(cudaStream_t stream) {
+  int device = -1;
+  CUSH_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
+  return device;
+}
+
+}  // namespace cush::detail

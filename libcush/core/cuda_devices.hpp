@@ -1,0 +1,50 @@
+#pragma once
+// The only calls into CUDA (and NCCL) that name a device. Each takes logical devices (what
+// cush's API speaks of) and asks the process's DeviceMap for the physical one, so no other file
+// can pass a logical id to CUDA by mistake; tests/core/test_device_map.cpp checks that no other
+// library source makes such a call. Calls that use the current device (cudaMalloc,
+// cudaStreamCreate, kernel launches, ...) run under a DeviceGuard, which sets it through here.
+
+#include <cuda_runtime_api.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cush::detail {
+
+/// Physical CUDA devices on the host; 0 (never an exception) without a GPU or driver.
+[[nodiscard]] int physical_device_count() noexcept;
+/// Why physical_device_count() is 0, in the CUDA runtime's words; empty if there are GPUs.
+[[nodiscard]] std::string no_device_reason();
+
+/// The physical device of a logical one.
+[[nodiscard]] int physical_id(int logical);
+/// The physical devices of logical ones, in order (e.g. for ncclCommInitAll).
+[[nodiscard]] std::vector<int> physical_ids(std::span<const int> logical);
+
+/// The current physical device (cudaGetDevice), and making it current again (DeviceGuard's
+/// restore, which reports a failure on stderr).
+[[nodiscard]] int current_physical_device();
+void restore_physical_device(int physical) noexcept;
+/// The current physical device, or -1 if CUDA cannot say (for error messages; never throws).
+[[nodiscard]] int current_physical_device_or_none() noexcept;
+/// An attribute of the current device (kernel launch sizes).
+[[nodiscard]] int current_device_attribute(cudaDeviceAttr attribute);
+/// Makes the physical device of `logical` current.
+void set_current_device(int logical);
+
+[[nodiscard]] cudaDeviceProp device_properties(int logical);
+[[nodiscard]] int device_attribute(cudaDeviceAttr attribute, int logical);
+[[nodiscard]] std::string pci_bus_id(int logical);
+/// cudaDeviceCanAccessPeer between the physical devices of two logical ones (true for one GPU).
+[[nodiscard]] bool physical_peer_access(int accessor, int owner);
+/// cudaDeviceGetP2PAttribute between the physical devices of two logical ones on different GPUs.
+[[nodiscard]] int p2p_attribute(cudaDeviceP2PAttr attribute, int from, int to);
+/// cudaDeviceEnablePeerAccess from the physical device of `from` to that of `to` (different
+/// GPUs); an access already enabled by the application counts as done.
+void enable_physical_peer_access(int from, int to);
+/// The physical device a stream was created on.
+[[nodiscard]] int stream_physical_device(cudaStream_t stream);
+
+}  // namespace cush::detail
