@@ -53,16 +53,17 @@ int main() {
   }
   // The smallest matmul case end to end (k = 1: A 400 x 800), and its pieces.
   const cases::matmul::Dims d = cases::matmul::seed_dims(1);
+  const cases::Devices first_gpu = cases::Devices::first(1);
   cush::PinnedBuffer<float> a(d.m * d.n), b(d.n * d.p), c(d.m * d.p);
   std::printf("== matmul k = 1, 1 GPU\n");
   std::printf("raw run (alloc + run + free) %8.2f us\n",
-              micros([&] { cases::matmul::multiply<cases::matmul::MultiCuda>(a.data(), b.data(), c.data(), d, 1); }, 500));
+              micros([&] { cases::matmul::multiply<cases::matmul::MultiCuda>(a.data(), b.data(), c.data(), d, first_gpu); }, 500));
   std::printf("cush run                     %8.2f us\n",
-              micros([&] { cases::matmul::multiply<cases::matmul::MultiCush>(a.data(), b.data(), c.data(), d, 1); }, 500));
-  std::printf("raw construct + destroy      %8.2f us\n", micros([&] { cases::matmul::MultiCuda<float> v(d, 1); }, 500));
-  std::printf("cush construct + destroy     %8.2f us\n", micros([&] { cases::matmul::MultiCush<float> v(d, 1); }, 500));
-  cases::matmul::MultiCush<float> v(d, 1);
-  cases::matmul::MultiCuda<float> r(d, 1);
+              micros([&] { cases::matmul::multiply<cases::matmul::MultiCush>(a.data(), b.data(), c.data(), d, first_gpu); }, 500));
+  std::printf("raw construct + destroy      %8.2f us\n", micros([&] { cases::matmul::MultiCuda<float> v(d, first_gpu); }, 500));
+  std::printf("cush construct + destroy     %8.2f us\n", micros([&] { cases::matmul::MultiCush<float> v(d, first_gpu); }, 500));
+  cases::matmul::MultiCush<float> v(d, first_gpu);
+  cases::matmul::MultiCuda<float> r(d, first_gpu);
   std::printf("raw run on made buffers      %8.2f us\n", micros([&] { r.run(a.data(), b.data(), c.data()); }, 500));
   std::printf("cush run on made plans       %8.2f us\n", micros([&] { v.run(a.data(), b.data(), c.data()); }, 500));
   const cush::DeviceSet one = cush::DeviceSet::first(1);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cush/field.hpp"
+#include "devices.hpp"
 
 namespace cases {
 namespace advection {
@@ -65,7 +66,7 @@ void step_host(std::span<const double> in, std::span<double> out, Grid grid, con
 //
 // One interface, so one test checks all and one benchmark times all:
 //
-//     Variant v(grid, coefficients, gpus, options);   // allocates on devices 0..gpus-1
+//     Variant v(grid, coefficients, gpus, options);   // allocates on the devices (a cases::Devices)
 //     v.upload(in);                                    // the initial field (grid.points() values;
 //                                                      // `in` must stay unchanged until wait())
 //     v.run(steps);                                    // `steps` time steps (asynchronous)
@@ -90,11 +91,11 @@ struct Options {
   std::size_t depth = 1;
 };
 
-/// Single-GPU CUDA reference on device 0: one ghost layer, the periodic halo filled on the GPU
+/// Single-GPU CUDA reference on gpus.cuda[0]: one ghost layer, the periodic halo filled on the GPU
 /// before every step (seed 000 §2.3.5).
 class Single {
  public:
-  Single(Grid grid, const std::array<double, 27>& a, int gpus, Options options = {});
+  Single(Grid grid, const std::array<double, 27>& a, const Devices& gpus, Options options = {});
   ~Single();
   Single(const Single&) = delete;
   Single& operator=(const Single&) = delete;
@@ -106,6 +107,7 @@ class Single {
  private:
   Grid g_;
   std::array<double, 27> a_;
+  int device_;
   cudaStream_t stream_ = nullptr;
   double* u_ = nullptr;
   double* v_ = nullptr;
@@ -116,7 +118,7 @@ class Single {
 /// a second stream), and updates its slab; events order everything across the GPUs.
 class MultiCuda {
  public:
-  MultiCuda(Grid grid, const std::array<double, 27>& a, int gpus, Options options = {});
+  MultiCuda(Grid grid, const std::array<double, 27>& a, const Devices& gpus, Options options = {});
   ~MultiCuda();
   MultiCuda(const MultiCuda&) = delete;
   MultiCuda& operator=(const MultiCuda&) = delete;
@@ -129,6 +131,7 @@ class MultiCuda {
   void step();
   Grid g_;
   std::array<double, 27> a_;
+  std::vector<int> ids_;  // CUDA devices
   int gpus_;
   Options options_;
   std::vector<std::size_t> planes_, first_plane_;  // per GPU
@@ -141,7 +144,7 @@ class MultiCuda {
 /// exchange_start()/exchange_finish() around the interior and boundary regions, deep halos.
 class MultiCush {
  public:
-  MultiCush(Grid grid, const std::array<double, 27>& a, int gpus, Options options = {});
+  MultiCush(Grid grid, const std::array<double, 27>& a, const Devices& gpus, Options options = {});
   void upload(const double* in);
   void run(std::size_t steps);
   void wait();

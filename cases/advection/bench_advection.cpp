@@ -59,7 +59,7 @@ const std::vector<double>& initial_field(adv::Grid g) {
 template <class V>
 void steps(benchmark::State& state, adv::Grid g, int gpus, adv::Options o) {
   const auto a = adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9});
-  V v(g, a, gpus, o);
+  V v(g, a, cases::Devices::first(gpus), o);
   v.upload(initial_field(g).data());
   v.run(kSteps);  // warm-up
   v.wait();

@@ -16,9 +16,10 @@
 namespace cases {
 namespace advection {
 
-MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options options)
-    : g_(g), a_(a), gpus_(gpus), options_(options), planes_(gpus), first_plane_(gpus), compute_(gpus), comm_(gpus),
-      ready_(gpus), sent_(gpus), u_(gpus), v_(gpus) {
+MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, const Devices& devices, Options options)
+    : g_(g), a_(a), ids_(devices.cuda), gpus_(devices.count()), options_(options), planes_(gpus_),
+      first_plane_(gpus_), compute_(gpus_), comm_(gpus_), ready_(gpus_), sent_(gpus_), u_(gpus_), v_(gpus_) {
+  const int gpus = gpus_;
   if (g.nz < static_cast<std::size_t>(gpus)) throw std::invalid_argument("cases::advection::MultiCuda: fewer z planes than GPUs");
   const std::size_t plane = padded_pitch(g.nx) * (g.ny + 2);
   std::size_t z = 0;
@@ -26,10 +27,10 @@ MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options 
     planes_[i] = g.nz / gpus + (static_cast<std::size_t>(i) < g.nz % gpus ? 1 : 0);
     first_plane_[i] = z;
     z += planes_[i];
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     for (int peer : {(i + gpus - 1) % gpus, (i + 1) % gpus}) {
-      if (peer == i) continue;
-      const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+      if (ids_[peer] == ids_[i]) continue;  // the same GPU: nothing to enable
+      const cudaError_t e = cudaDeviceEnablePeerAccess(ids_[peer], 0);
       if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
       else CUSH_CUDA_CHECK(e);
     }
@@ -46,7 +47,7 @@ MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, int gpus, Options 
 
 MultiCuda::~MultiCuda() {
   for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(i));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(ids_[i]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_[i] - kLead));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_[i] - kLead));
@@ -59,7 +60,7 @@ MultiCuda::~MultiCuda() {
 
 void MultiCuda::upload(const double* in) {
   for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, in, u_[i], first_plane_[i], planes_[i], true);
     CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_[i]));
   }
@@ -73,7 +74,7 @@ void MultiCuda::step() {
                static_cast<long>(padded_pitch(g_.nx)), static_cast<long>(g_.ny + 2)};
   };
   for (int i = 0; i < gpus_; ++i) {  // x and y ghosts of the owned planes
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     launch_xy_halo(u_[i], g_.nx, g_.ny, 1, planes_[i] + 1, compute_[i]);
     CUSH_CUDA_CHECK(cudaEventRecord(ready_[i], compute_[i]));
   }
@@ -83,18 +84,18 @@ void MultiCuda::step() {
   for (int i = 0; i < gpus_; ++i) {
     const int below = (i + gpus_ - 1) % gpus_;
     const int above = (i + 1) % gpus_;
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(comm_[i], ready_[i], 0));
-    CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[below] + (planes_[below] + 1) * plane, below, u_[i] + plane, i,
+    CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[below] + (planes_[below] + 1) * plane, ids_[below], u_[i] + plane, ids_[i],
                                         plane * sizeof(double), comm_[i]));
-    CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[above], above, u_[i] + planes_[i] * plane, i, plane * sizeof(double),
-                                        comm_[i]));
+    CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(u_[above], ids_[above], u_[i] + planes_[i] * plane, ids_[i],
+                                        plane * sizeof(double), comm_[i]));
     CUSH_CUDA_CHECK(cudaEventRecord(sent_[i], comm_[i]));
   }
   for (int i = 0; i < gpus_; ++i) {
     const std::size_t n = planes_[i];
     const bool overlap = options_.schedule == Schedule::overlap && n > 2;
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     if (overlap) launch_stencil(u_[i], v_[i], box(i, 2, n - 2), c, compute_[i]);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(compute_[i], sent_[(i + gpus_ - 1) % gpus_], 0));
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(compute_[i], sent_[(i + 1) % gpus_], 0));
@@ -114,7 +115,7 @@ void MultiCuda::run(std::size_t steps) {
 
 void MultiCuda::wait() {
   for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     CUSH_CUDA_CHECK(cudaStreamSynchronize(compute_[i]));
     CUSH_CUDA_CHECK(cudaStreamSynchronize(comm_[i]));
   }
@@ -122,7 +123,7 @@ void MultiCuda::wait() {
 
 void MultiCuda::download(double* out) {
   for (int i = 0; i < gpus_; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[i]));
     const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, out, u_[i], first_plane_[i], planes_[i], false);
     CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_[i]));
   }

@@ -35,11 +35,11 @@ void update(const cush::Field<double>& from, const cush::Field<double>& to, cons
 }
 }  // namespace
 
-MultiCush::MultiCush(Grid g, const std::array<double, 27>& a, int gpus, Options options)
+MultiCush::MultiCush(Grid g, const std::array<double, 27>& a, const Devices& gpus, Options options)
     : g_(g),
       a_(a),
       options_(options),
-      u_(cush::DeviceSet::first(gpus), cush::Decomposition({g.nx, g.ny, g.nz}, 3, gpus, grid_options(options, gpus))),
+      u_(cush::DeviceSet(gpus.cush), {g.nx, g.ny, g.nz}, 3, grid_options(options, gpus.count())),
       v_(cush::Field<double>::alike(u_)) {}
 
 void MultiCush::upload(const double* in) { current().scatter(in); }

@@ -1,4 +1,4 @@
-// Case "advection", single-GPU CUDA reference: the whole grid on device 0 with one ghost layer,
+// Case "advection", single-GPU CUDA reference: the whole grid on one GPU with one ghost layer,
 // the periodic halo filled on the GPU before every step (seed 000 §2.3.5).
 
 #include <cuda_runtime.h>
@@ -12,9 +12,10 @@
 namespace cases {
 namespace advection {
 
-Single::Single(Grid g, const std::array<double, 27>& a, int /*gpus*/, Options /*options*/) : g_(g), a_(a) {
+Single::Single(Grid g, const std::array<double, 27>& a, const Devices& gpus, Options /*options*/)
+    : g_(g), a_(a), device_(gpus.cuda.at(0)) {
   const std::size_t stored = kLead + padded_pitch(g.nx) * (g.ny + 2) * (g.nz + 2);
-  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaSetDevice(device_));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
   CUSH_CUDA_CHECK(cudaMalloc(&u_, stored * sizeof(double)));
   CUSH_CUDA_CHECK(cudaMalloc(&v_, stored * sizeof(double)));
@@ -23,7 +24,7 @@ Single::Single(Grid g, const std::array<double, 27>& a, int /*gpus*/, Options /*
 }
 
 Single::~Single() {
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(0));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_ - kLead));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_ - kLead));
@@ -39,7 +40,7 @@ void Single::run(std::size_t steps) {
   const Coefficients c = kernel_coefficients(a_);
   const Box box{1, 1, 1, static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(g_.nz),
                 static_cast<long>(padded_pitch(g_.nx)), static_cast<long>(g_.ny + 2)};
-  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaSetDevice(device_));
   for (std::size_t s = 0; s < steps; ++s) {
     launch_periodic_halo(u_, g_.nx, g_.ny, g_.nz, stream_);
     launch_stencil(u_, v_, box, c, stream_);

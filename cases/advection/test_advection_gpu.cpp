@@ -28,8 +28,8 @@ std::vector<double> host_steps(std::vector<double> u, adv::Grid g, const std::ar
 // Runs `steps` steps as run(first) then run(steps - first), so that state carried between calls
 // (the current buffer, a deep halo's cycle) is tested too.
 template <class V>
-std::vector<double> gpu_steps(const std::vector<double>& in, adv::Grid g, const std::array<double, 27>& a, int gpus,
-                              adv::Options o, std::size_t steps, std::size_t first) {
+std::vector<double> gpu_steps(const std::vector<double>& in, adv::Grid g, const std::array<double, 27>& a,
+                              const cases::Devices& gpus, adv::Options o, std::size_t steps, std::size_t first) {
   V v(g, a, gpus, o);
   v.upload(in.data());
   v.run(first);
@@ -61,7 +61,7 @@ TEST(CaseAdvection, SingleGpuMatchesTheHostStep) {
     for (std::size_t steps : {0U, 1U, 4U}) {
       const std::string what = "single " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
                                std::to_string(g.nz) + ", " + std::to_string(steps) + " steps";
-      expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, 1, {}, steps, steps / 2), host_steps(in, g, kCoefficients, steps),
+      expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), {}, steps, steps / 2), host_steps(in, g, kCoefficients, steps),
                   what);
     }
   }
@@ -71,13 +71,13 @@ namespace {
 
 // Every multi-GPU variant, schedule and depth on `gpus` GPUs; combinations the grid is too thin
 // for (fewer z planes per GPU than ghost layers) are left out.
-void check_multi_gpu(adv::Grid g, int gpus, std::size_t steps, std::size_t first) {
+void check_multi_gpu(adv::Grid g, const cases::Devices& gpus, std::size_t steps, std::size_t first) {
   std::vector<double> in(g.points());
   cush_test::fill_random(std::span<double>(in));
   const std::vector<double> want = host_steps(in, g, kCoefficients, steps);
-  const std::string on = std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) + " on " +
-                         std::to_string(gpus) + " GPU(s), " + std::to_string(steps) + " steps";
-  const std::size_t planes = g.nz / static_cast<std::size_t>(gpus);
+  const std::string on = std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) +
+                         " on devices " + cush_test::to_string(gpus.cush) + ", " + std::to_string(steps) + " steps";
+  const std::size_t planes = g.nz / static_cast<std::size_t>(gpus.count());
   for (adv::Schedule s : {adv::Schedule::bulk, adv::Schedule::overlap}) {
     const std::string name = s == adv::Schedule::bulk ? "bulk " : "overlap ";
     expect_near(gpu_steps<adv::MultiCuda>(in, g, kCoefficients, gpus, {s, 1}, steps, first), want, "raw " + name + on);
@@ -93,24 +93,28 @@ void check_multi_gpu(adv::Grid g, int gpus, std::size_t steps, std::size_t first
 }  // namespace
 
 // 5 steps run as 2 + 3: a deep-halo cycle of 2 or 3 cut at the end of a call. Every GPU count the
-// grid has planes for.
+// grid has planes for, and every device order worth testing.
 TEST(CaseAdvection, MultiGpuVariantsMatchTheHostStep) {
   CUSH_REQUIRE_GPUS(1);
+  std::vector<std::vector<int>> orders = cush_test::device_orders();
+  for (int count = 2; count < cush::DeviceSet::available(); ++count) orders.push_back(cush_test::first_devices(count));
   for (const adv::Grid g : {adv::Grid{3, 5, 6}, adv::Grid{17, 9, 23}, adv::Grid{33, 31, 20}})
-    for (int gpus = 1; gpus <= cush::DeviceSet::available(); ++gpus)
-      if (g.nz >= static_cast<std::size_t>(gpus)) check_multi_gpu(g, gpus, 5, 2);
+    for (const std::vector<int>& order : orders)
+      if (g.nz >= order.size()) check_multi_gpu(g, cases::Devices::of(order), 5, 2);
 }
 
 // Two GPUs, kernels large enough and enough steps for an ordering bug between the GPUs to show.
 TEST(CaseAdvection, TwoGpusOverManySteps) {
   CUSH_REQUIRE_GPUS(2);
-  check_multi_gpu(adv::Grid{96, 80, 72}, 2, 30, 13);
+  check_multi_gpu(adv::Grid{96, 80, 72}, cases::Devices::of({1, 0}), 30, 13);
 }
 
 TEST(CaseAdvection, BadOptionsAreRejected) {
   CUSH_REQUIRE_GPUS(1);
   const adv::Grid g{8, 8, 8};
-  EXPECT_THROW(adv::MultiCush(g, kCoefficients, 1, {adv::Schedule::overlap, 2}), std::invalid_argument);
-  EXPECT_THROW(adv::MultiCush(g, kCoefficients, 1, {adv::Schedule::bulk, 0}), std::invalid_argument);
-  EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 1}, kCoefficients, 2, {}), std::invalid_argument);
+  const cases::Devices one = cases::Devices::first(1);
+  EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::overlap, 2}), std::invalid_argument);
+  EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::bulk, 0}), std::invalid_argument);
+  const cases::Devices two{{0, 0}, {0, 0}};  // rejected before any device is used
+  EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 1}, kCoefficients, two, {}), std::invalid_argument);
 }

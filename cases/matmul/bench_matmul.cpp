@@ -98,16 +98,17 @@ void timed(benchmark::State& state, Dims d, int gpus, Buffers<T>& buf, Product p
 
 template <template <class> class V, class T>
 void end_to_end(benchmark::State& state, Dims d, int gpus) {
+  const cases::Devices devices = cases::Devices::first(gpus);
   Buffers<T>& buf = buffers_for<T>(d);
   timed(
-      state, d, gpus, buf, [&] { cases::matmul::multiply<V>(buf.a.data(), buf.b.data(), buf.c.data(), d, gpus); },
+      state, d, gpus, buf, [&] { cases::matmul::multiply<V>(buf.a.data(), buf.b.data(), buf.c.data(), d, devices); },
       [] {});
 }
 
 template <template <class> class V>
 void resident(benchmark::State& state, Dims d, int gpus) {
   Buffers<float>& buf = buffers_for<float>(d);
-  V<float> v(d, gpus, 1);  // one row block: one cuBLAS call per GPU
+  V<float> v(d, cases::Devices::first(gpus), 1);  // one row block: one cuBLAS call per GPU
   v.run(buf.a.data(), buf.b.data(), buf.c.data());  // uploads A and B
   timed(
       state, d, gpus, buf,
@@ -120,7 +121,7 @@ void resident(benchmark::State& state, Dims d, int gpus) {
 
 void xt(benchmark::State& state, Dims d, int gpus, int block) {
   Buffers<float>& buf = buffers_for<float>(d);
-  cases::matmul::Xt<float> lib(gpus, block);
+  cases::matmul::Xt<float> lib(cases::Devices::first(gpus), block);
   timed(state, d, gpus, buf, [&] { lib.multiply(buf.a.data(), buf.b.data(), buf.c.data(), d); }, [] {});
 }
 

@@ -27,14 +27,14 @@ cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t m, std::size_t n, std::si
 }  // namespace
 
 template <class T>
-Xt<T>::Xt(int gpus, int block_dim) {
-  std::vector<int> ids = cush::DeviceSet::first(gpus).ids();  // checks the count
+Xt<T>::Xt(const Devices& gpus, int block_dim) {
+  std::vector<int> ids = gpus.cuda;
   if (block_dim < 1) throw cush::InvalidArgument("cases::matmul::Xt", "block_dim", "must be positive");
   cublasXtHandle_t h = nullptr;
   check_cublas(cublasXtCreate(&h), "cublasXtCreate");
   handle_ = h;
   try {
-    check_cublas(cublasXtDeviceSelect(h, gpus, ids.data()), "cublasXtDeviceSelect");
+    check_cublas(cublasXtDeviceSelect(h, static_cast<int>(ids.size()), ids.data()), "cublasXtDeviceSelect");
     check_cublas(cublasXtSetBlockDim(h, block_dim), "cublasXtSetBlockDim");
   } catch (...) {
     cublasXtDestroy(h);

@@ -7,14 +7,14 @@
 // Three variants with one interface, so one test checks all three and one benchmark times all
 // three, end to end or on data already resident on the GPUs:
 //
-//     Variant<T> v(dims, gpus);   // allocates on the GPUs
+//     Variant<T> v(dims, gpus);   // allocates on the GPUs (a cases::Devices)
 //     v.run(a, b, c);             // end to end: C = A B from and to host memory; returns when C
 //                                 // is there
 //     v.multiply();               // C = A B again on the resident A and B (asynchronous)
 //     v.wait();                   // until every GPU is done
 //     v.download(c);              // the resident C into host memory; returns when it is there
 //
-// `gpus` uses devices 0..gpus-1 and is ignored by the single-GPU reference. T is float or double.
+// `gpus` names the devices (devices.hpp); the single-GPU reference uses the first. T is float or double.
 // The multi-GPU variants run in row blocks: B is broadcast, then block by block A's rows are
 // uploaded, multiplied and C's rows downloaded, each on its own stream per GPU, so that the
 // uploads, the products and the downloads of different blocks overlap. A third constructor
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cush/cush.hpp"
+#include "devices.hpp"
 
 namespace cases {
 namespace matmul {
@@ -68,11 +69,11 @@ Dims check_dims(Dims d, const char* where);
 
 // --- the three variants -----------------------------------------------------------------------
 
-/// Single-GPU CUDA reference on device 0.
+/// Single-GPU CUDA reference on gpus.cuda[0].
 template <class T>
 class Single {
  public:
-  Single(Dims d, int gpus, std::size_t blocks = 0);
+  Single(Dims d, const Devices& gpus, std::size_t blocks = 0);
   ~Single();
   Single(const Single&) = delete;
   Single& operator=(const Single&) = delete;
@@ -83,6 +84,7 @@ class Single {
 
  private:
   Dims d_;
+  int device_;
   cudaStream_t stream_ = nullptr;
   T* a_ = nullptr;
   T* b_ = nullptr;
@@ -94,7 +96,7 @@ class Single {
 template <class T>
 class MultiCuda {
  public:
-  MultiCuda(Dims d, int gpus, std::size_t blocks = 0);
+  MultiCuda(Dims d, const Devices& gpus, std::size_t blocks = 0);
   ~MultiCuda();
   MultiCuda(const MultiCuda&) = delete;
   MultiCuda& operator=(const MultiCuda&) = delete;
@@ -109,6 +111,7 @@ class MultiCuda {
   [[nodiscard]] std::size_t block_rows(int g, std::size_t i) const;
   void product(int g, std::size_t block);
   Dims d_;
+  std::vector<int> ids_;  // CUDA devices
   int gpus_;
   std::size_t blocks_;
   std::vector<std::size_t> rows_, first_row_;  // per GPU
@@ -122,7 +125,7 @@ class MultiCuda {
 template <class T>
 class MultiCush {
  public:
-  MultiCush(Dims d, int gpus, std::size_t blocks = 0);
+  MultiCush(Dims d, const Devices& gpus, std::size_t blocks = 0);
   void run(const T* a, const T* b, T* c);
   void multiply();
   void wait();
@@ -135,12 +138,13 @@ class MultiCush {
   cush::Plan<T> a_, c_, b_;  // b_ is destroyed first: the products run on its streams
 };
 
-/// cuBLASXt on devices 0..gpus-1 with square tiles of `block_dim`: the library a user would pick
-/// instead. It works on host memory and blocks the caller; its handle is made once.
+/// cuBLASXt on the CUDA devices gpus.cuda (distinct GPUs: cuBLASXt takes no GPU twice) with
+/// square tiles of `block_dim`: the library a user would pick instead. It works on host memory
+/// and blocks the caller; its handle is made once.
 template <class T>
 class Xt {
  public:
-  Xt(int gpus, int block_dim);
+  Xt(const Devices& gpus, int block_dim);
   ~Xt();
   Xt(const Xt&) = delete;
   Xt& operator=(const Xt&) = delete;
@@ -153,7 +157,7 @@ class Xt {
 
 /// End to end from host memory: allocate, upload, multiply, download, free.
 template <template <class> class Variant, class T>
-void multiply(const T* a, const T* b, T* c, Dims d, int gpus) {
+void multiply(const T* a, const T* b, T* c, Dims d, const Devices& gpus) {
   Variant<T> v(d, gpus);
   v.run(a, b, c);
 }

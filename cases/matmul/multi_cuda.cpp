@@ -12,26 +12,27 @@ namespace cases {
 namespace matmul {
 
 template <class T>
-MultiCuda<T>::MultiCuda(Dims d, int gpus, std::size_t blocks)
+MultiCuda<T>::MultiCuda(Dims d, const Devices& devices, std::size_t blocks)
     : d_(check_dims(d, "cases::matmul::MultiCuda")),
-      gpus_(gpus),
-      blocks_(blocks > 0 ? blocks : block_count(d, gpus, sizeof(T))),
-      rows_(gpus),
-      first_row_(gpus),
-      up_(gpus),
-      compute_(gpus),
-      down_(gpus),
-      uploaded_(gpus),
-      computed_(gpus),
-      a_(gpus),
-      b_(gpus),
-      c_(gpus) {
+      ids_(devices.cuda),
+      gpus_(devices.count()),
+      blocks_(blocks > 0 ? blocks : block_count(d, gpus_, sizeof(T))),
+      rows_(gpus_),
+      first_row_(gpus_),
+      up_(gpus_),
+      compute_(gpus_),
+      down_(gpus_),
+      uploaded_(gpus_),
+      computed_(gpus_),
+      a_(gpus_),
+      b_(gpus_),
+      c_(gpus_) {
   std::size_t row = 0;
-  for (int g = 0; g < gpus; ++g) {
-    rows_[g] = d.m / gpus + (static_cast<std::size_t>(g) < d.m % gpus ? 1 : 0);
+  for (int g = 0; g < gpus_; ++g) {
+    rows_[g] = d.m / gpus_ + (static_cast<std::size_t>(g) < d.m % gpus_ ? 1 : 0);
     first_row_[g] = row;
     row += rows_[g];
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK(cudaStreamCreate(&up_[g]));
     CUSH_CUDA_CHECK(cudaStreamCreate(&compute_[g]));
     CUSH_CUDA_CHECK(cudaStreamCreate(&down_[g]));
@@ -46,7 +47,7 @@ MultiCuda<T>::MultiCuda(Dims d, int gpus, std::size_t blocks)
 template <class T>
 MultiCuda<T>::~MultiCuda() {
   for (int g = 0; g < gpus_; ++g) {
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(a_[g]));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b_[g]));
@@ -78,7 +79,7 @@ void MultiCuda<T>::product(int g, std::size_t block) {
 template <class T>
 void MultiCuda<T>::run(const T* a, const T* b, T* c) {
   for (int g = 0; g < gpus_; ++g) {  // the uploads overwrite what earlier products may still read
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK(cudaEventRecord(computed_[g], compute_[g]));
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(up_[g], computed_[g], 0));
     CUSH_CUDA_CHECK(cudaMemcpyAsync(b_[g], b, d_.n * d_.p * sizeof(T), cudaMemcpyHostToDevice, up_[g]));
@@ -88,7 +89,7 @@ void MultiCuda<T>::run(const T* a, const T* b, T* c) {
       const std::size_t first = block_first(g, i);
       const std::size_t rows = block_rows(g, i);
       const std::size_t host_row = first_row_[g] + first;
-      CUSH_CUDA_CHECK(cudaSetDevice(g));
+      CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
       CUSH_CUDA_CHECK(cudaMemcpyAsync(a_[g] + first * d_.n, a + host_row * d_.n, rows * d_.n * sizeof(T),
                                       cudaMemcpyHostToDevice, up_[g]));
       CUSH_CUDA_CHECK(cudaEventRecord(uploaded_[g], up_[g]));
@@ -101,7 +102,7 @@ void MultiCuda<T>::run(const T* a, const T* b, T* c) {
     }
   }
   for (int g = 0; g < gpus_; ++g) {
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK(cudaStreamSynchronize(down_[g]));
   }
 }
@@ -109,7 +110,7 @@ void MultiCuda<T>::run(const T* a, const T* b, T* c) {
 template <class T>
 void MultiCuda<T>::multiply() {
   for (int g = 0; g < gpus_; ++g) {
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     for (std::size_t i = 0; i < blocks_; ++i)
       product(g, i);
   }
@@ -118,7 +119,7 @@ void MultiCuda<T>::multiply() {
 template <class T>
 void MultiCuda<T>::wait() {
   for (int g = 0; g < gpus_; ++g) {
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK(cudaStreamSynchronize(compute_[g]));
   }
 }
@@ -126,14 +127,14 @@ void MultiCuda<T>::wait() {
 template <class T>
 void MultiCuda<T>::download(T* c) {
   for (int g = 0; g < gpus_; ++g) {
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK(cudaEventRecord(computed_[g], compute_[g]));
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(down_[g], computed_[g], 0));
     CUSH_CUDA_CHECK(cudaMemcpyAsync(c + first_row_[g] * d_.p, c_[g], rows_[g] * d_.p * sizeof(T),
                                     cudaMemcpyDeviceToHost, down_[g]));
   }
   for (int g = 0; g < gpus_; ++g) {
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids_[g]));
     CUSH_CUDA_CHECK(cudaStreamSynchronize(down_[g]));
   }
 }

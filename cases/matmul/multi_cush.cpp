@@ -8,10 +8,10 @@ namespace cases {
 namespace matmul {
 
 template <class T>
-MultiCush<T>::MultiCush(Dims d, int gpus, std::size_t blocks)
+MultiCush<T>::MultiCush(Dims d, const Devices& gpus, std::size_t blocks)
     : d_(check_dims(d, "cases::matmul::MultiCush")),
-      blocks_(blocks > 0 ? blocks : block_count(d, gpus, sizeof(T))),
-      a_(cush::DeviceSet::first(gpus), d.m * d.n, cush::Distribution::uniform().with_granularity(d.n)),
+      blocks_(blocks > 0 ? blocks : block_count(d, gpus.count(), sizeof(T))),
+      a_(cush::DeviceSet(gpus.cush), d.m * d.n, cush::Distribution::uniform().with_granularity(d.n)),
       c_(a_.devices(), d.m * d.p, cush::Distribution::uniform().with_granularity(d.p)),
       b_(a_.devices(), d.n * d.p, cush::Distribution::replicated()) {}
 

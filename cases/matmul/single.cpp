@@ -1,4 +1,4 @@
-// Case "matmul", single-GPU CUDA reference: C = A B with cuBLAS on device 0.
+// Case "matmul", single-GPU CUDA reference: C = A B with cuBLAS on one GPU.
 
 #include <cuda_runtime.h>
 
@@ -9,8 +9,9 @@ namespace cases {
 namespace matmul {
 
 template <class T>
-Single<T>::Single(Dims d, int /*gpus*/, std::size_t /*blocks*/) : d_(check_dims(d, "cases::matmul::Single")) {
-  CUSH_CUDA_CHECK(cudaSetDevice(0));
+Single<T>::Single(Dims d, const Devices& gpus, std::size_t /*blocks*/)
+    : d_(check_dims(d, "cases::matmul::Single")), device_(gpus.cuda.at(0)) {
+  CUSH_CUDA_CHECK(cudaSetDevice(device_));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
   CUSH_CUDA_CHECK(cudaMalloc(&a_, d.m * d.n * sizeof(T)));
   CUSH_CUDA_CHECK(cudaMalloc(&b_, d.n * d.p * sizeof(T)));
@@ -19,7 +20,7 @@ Single<T>::Single(Dims d, int /*gpus*/, std::size_t /*blocks*/) : d_(check_dims(
 
 template <class T>
 Single<T>::~Single() {
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(0));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(a_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b_));
@@ -29,7 +30,7 @@ Single<T>::~Single() {
 
 template <class T>
 void Single<T>::run(const T* a, const T* b, T* c) {
-  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaSetDevice(device_));
   CUSH_CUDA_CHECK(cudaMemcpyAsync(a_, a, d_.m * d_.n * sizeof(T), cudaMemcpyHostToDevice, stream_));
   CUSH_CUDA_CHECK(cudaMemcpyAsync(b_, b, d_.n * d_.p * sizeof(T), cudaMemcpyHostToDevice, stream_));
   gemm_rows(stream_, d_.m, d_, a_, b_, c_);
@@ -39,7 +40,7 @@ void Single<T>::run(const T* a, const T* b, T* c) {
 
 template <class T>
 void Single<T>::multiply() {
-  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaSetDevice(device_));
   gemm_rows(stream_, d_.m, d_, a_, b_, c_);
 }
 

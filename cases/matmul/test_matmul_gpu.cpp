@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,10 +62,11 @@ void check_all_variants() {
     cush_test::fill_random(std::span<T>(b));
     const Reference ref = host_product(a, b, d);
     std::vector<T> c(d.m * d.p, std::numeric_limits<T>::quiet_NaN());
-    cases::matmul::multiply<cases::matmul::Single>(a.data(), b.data(), c.data(), d, 1);
+    cases::matmul::multiply<cases::matmul::Single>(a.data(), b.data(), c.data(), d, cases::Devices::first(1));
     expect_product(c, ref, d, "single");
-    for (int gpus = 1; gpus <= cush::DeviceSet::available(); ++gpus) {
-      SCOPED_TRACE("gpus=" + std::to_string(gpus));
+    for (const std::vector<int>& order : cush_test::device_orders()) {
+      SCOPED_TRACE("devices " + cush_test::to_string(order));
+      const cases::Devices gpus = cases::Devices::of(order);
       // The rule's row blocks (one block at these sizes), then several: the pipelined path, also
       // with more blocks than a GPU has rows.
       for (std::size_t blocks : {std::size_t{0}, std::size_t{3}}) {
@@ -79,6 +81,8 @@ void check_all_variants() {
       std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
       cases::matmul::multiply<cases::matmul::MultiCush>(a.data(), b.data(), c.data(), d, gpus);
       expect_product(c, ref, d, "multi_cush, end to end");
+      // cuBLASXt takes no GPU twice: not on virtual GPUs that share one.
+      if (std::set<int>(gpus.cuda.begin(), gpus.cuda.end()).size() < gpus.cuda.size()) continue;
       std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
       cases::matmul::Xt<T>(gpus, 128).multiply(a.data(), b.data(), c.data(), d);
       expect_product(c, ref, d, "cublasxt");
@@ -107,7 +111,7 @@ TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
   cush_test::fill_random(std::span<float>(a));
   cush_test::fill_random(std::span<float>(b));
   const Reference ref = host_product(a, b, d);
-  const int gpus = cush::DeviceSet::available();
+  const cases::Devices gpus = cases::Devices::first(cush::DeviceSet::available());
   cases::matmul::MultiCush<float> with_cush(d, gpus, 4);
   cases::matmul::MultiCuda<float> raw(d, gpus, 4);
   cases::matmul::Single<float> single(d, gpus);
@@ -139,10 +143,11 @@ TEST(CaseMatmul, RepeatedMultipliesOnResidentData) {
 
 // Shapes are checked before anything touches a GPU, so this runs everywhere.
 TEST(CaseMatmul, RejectsEmptyAndOversizedShapes) {
-  EXPECT_THROW(cases::matmul::MultiCush<float>(Dims{0, 1, 1}, 1), cush::InvalidArgument);
-  EXPECT_THROW(cases::matmul::MultiCuda<float>(Dims{1, 0, 1}, 1), cush::InvalidArgument);
-  EXPECT_THROW(cases::matmul::Single<float>(Dims{1, 1, 0}, 1), cush::InvalidArgument);
-  EXPECT_THROW(cases::matmul::Single<float>(Dims{std::size_t{1} << 31, 1, 1}, 1), cush::InvalidArgument);
+  const cases::Devices gpu0{{0}, {0}};  // named, not looked up: nothing is touched
+  EXPECT_THROW(cases::matmul::MultiCush<float>(Dims{0, 1, 1}, gpu0), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::MultiCuda<float>(Dims{1, 0, 1}, gpu0), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::Single<float>(Dims{1, 1, 0}, gpu0), cush::InvalidArgument);
+  EXPECT_THROW(cases::matmul::Single<float>(Dims{std::size_t{1} << 31, 1, 1}, gpu0), cush::InvalidArgument);
   EXPECT_EQ(cases::matmul::flops(cases::matmul::seed_dims(2)), 2.0 * 800 * 1600 * 800);
 }
 

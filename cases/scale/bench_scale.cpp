@@ -16,7 +16,7 @@
 
 namespace {
 
-using Variant = void (*)(const float*, float*, std::size_t, int);
+using Variant = void (*)(const float*, float*, std::size_t, const cases::Devices&);
 
 std::size_t max_n() {
   return cush::detail::env::size("CUSH_BENCH_MAX_N");
@@ -35,12 +35,13 @@ std::pair<float*, float*> buffers() {
 
 void run_scale(benchmark::State& state, Variant variant, int gpus, std::size_t n) {
   auto [in, out] = buffers();
-  variant(in, out, n, gpus);  // warm-up: contexts, modules, peer access
+  const cases::Devices devices = cases::Devices::first(gpus);
+  variant(in, out, n, devices);  // warm-up: contexts, modules, peer access
   cush_bench::WallTimer timer;
   cush_bench::Throughput rate;
   for (auto _ : state) {
     timer.start();
-    variant(in, out, n, gpus);
+    variant(in, out, n, devices);
     const double s = timer.stop();
     state.SetIterationTime(s);
     rate.add(s, 2.0 * static_cast<double>(n * sizeof(float)));

@@ -13,7 +13,9 @@
 namespace cases {
 namespace scale {
 
-void multi_cuda(const float* host_buf, float* host_recv_buf, std::size_t host_size, int gpus) {
+void multi_cuda(const float* host_buf, float* host_recv_buf, std::size_t host_size, const Devices& devices) {
+  const std::vector<int>& ids = devices.cuda;
+  const int gpus = static_cast<int>(ids.size());
   std::vector<float*> dev_ptrs(gpus);
   std::vector<cudaStream_t> streams(gpus);
   std::vector<std::size_t> dev_sizes(gpus);
@@ -22,7 +24,7 @@ void multi_cuda(const float* host_buf, float* host_recv_buf, std::size_t host_si
   std::size_t offset = 0;
   for (int i = 0; i < gpus; ++i) {
     dev_sizes[i] = base + (static_cast<std::size_t>(i) < extra ? 1 : 0);
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids[i]));
     CUSH_CUDA_CHECK(cudaStreamCreate(&streams[i]));
     CUSH_CUDA_CHECK(cudaMalloc(&dev_ptrs[i], dev_sizes[i] * sizeof(float)));
     CUSH_CUDA_CHECK(cudaMemcpyAsync(dev_ptrs[i], host_buf + offset, dev_sizes[i] * sizeof(float),
@@ -33,7 +35,7 @@ void multi_cuda(const float* host_buf, float* host_recv_buf, std::size_t host_si
     offset += dev_sizes[i];
   }
   for (int i = 0; i < gpus; ++i) {
-    CUSH_CUDA_CHECK(cudaSetDevice(i));
+    CUSH_CUDA_CHECK(cudaSetDevice(ids[i]));
     CUSH_CUDA_CHECK(cudaStreamSynchronize(streams[i]));
     CUSH_CUDA_CHECK(cudaFree(dev_ptrs[i]));
     CUSH_CUDA_CHECK(cudaStreamDestroy(streams[i]));

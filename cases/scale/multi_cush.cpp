@@ -6,8 +6,8 @@
 namespace cases {
 namespace scale {
 
-void multi_cush(const float* host_buf, float* host_recv_buf, std::size_t host_size, int gpus) {
-  cush::Plan<float> unif_plan(cush::DeviceSet::first(gpus), host_size, cush::Distribution::uniform());
+void multi_cush(const float* host_buf, float* host_recv_buf, std::size_t host_size, const Devices& gpus) {
+  cush::Plan<float> unif_plan(cush::DeviceSet(gpus.cush), host_size, cush::Distribution::uniform());
   unif_plan.scatter(host_buf);
   unif_plan.for_each([](cush::Segment<float> s) { launch_scale(s.data(), s.size(), s.stream()); });
   unif_plan.gather(host_recv_buf);

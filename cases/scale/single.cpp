@@ -8,11 +8,11 @@
 namespace cases {
 namespace scale {
 
-void single(const float* host_buf, float* host_recv_buf, std::size_t host_size, int /*gpus*/) {
+void single(const float* host_buf, float* host_recv_buf, std::size_t host_size, const Devices& gpus) {
   float* dev_ptr = nullptr;
   cudaStream_t stream = nullptr;
   const std::size_t bytes = host_size * sizeof(float);
-  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaSetDevice(gpus.cuda[0]));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream));
   CUSH_CUDA_CHECK(cudaMalloc(&dev_ptr, bytes));
   CUSH_CUDA_CHECK(cudaMemcpyAsync(dev_ptr, host_buf, bytes, cudaMemcpyHostToDevice, stream));

@@ -1,5 +1,6 @@
 // Case "scale": the single-GPU reference, raw multi-GPU CUDA (seed Listing 2.1) and cush (Listing
-// 2.2) do the same job on the same data, on 1 and 2 GPUs, odd sizes.
+// 2.2) do the same job on the same data, on every device order the host (or its virtual GPUs)
+// offers, odd sizes.
 
 #include <gtest/gtest.h>
 
@@ -14,10 +15,11 @@ TEST(CaseScale, AllVariantsAgreeWithTheHostReference) {
   for (std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{1'000'003}}) {
     std::vector<float> in(n), single(n, NAN);
     cush_test::fill_random(std::span<float>(in));
-    cases::scale::single(in.data(), single.data(), n, 1);
+    cases::scale::single(in.data(), single.data(), n, cases::Devices::first(1));
     for (std::size_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(single[i], 3.0F * in[i] - 1.0F) << i;
-    for (int gpus = 1; gpus <= cush::DeviceSet::available(); ++gpus) {
-      SCOPED_TRACE("gpus=" + std::to_string(gpus) + " n=" + std::to_string(n));
+    for (const std::vector<int>& order : cush_test::device_orders()) {
+      SCOPED_TRACE("devices " + cush_test::to_string(order) + " n=" + std::to_string(n));
+      const cases::Devices gpus = cases::Devices::of(order);
       std::vector<float> raw(n, NAN), with_cush(n, NAN);
       cases::scale::multi_cuda(in.data(), raw.data(), n, gpus);
       cases::scale::multi_cush(in.data(), with_cush.data(), n, gpus);
