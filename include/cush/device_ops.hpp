@@ -100,8 +100,8 @@ void all_gather(const Plan<T>& src, Plan<T>& dst, const CommOptions& options = {
 }
 
 /// All-to-all, the block transpose: segment i of `src` is cut into pieces of s_i * d_j / n
-/// elements (s, d the segment sizes; see all_to_all_counts), piece j goes to segment j of `dst`,
-/// where the pieces from sources 0, 1, ... follow each other.
+/// elements (s, d the segment sizes; InvalidArgument unless each is a whole number), piece j goes
+/// to segment j of `dst`, where the pieces from sources 0, 1, ... follow each other.
 template <class T>
 void all_to_all(const Plan<T>& src, Plan<T>& dst, const CommOptions& options = {}) {
   detail::all_to_all_plans(src, dst, {}, options, "cush::all_to_all");

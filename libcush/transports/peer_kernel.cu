@@ -1,4 +1,4 @@
-// The peer_kernel transport's kernel (see cush/detail/peer_kernel.hpp for the protocol).
+// The peer_kernel transport's kernel (see peer_kernel.hpp for the protocol).
 
 #include <cuda/atomic>
 
