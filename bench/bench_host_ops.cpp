@@ -97,7 +97,7 @@ void run(benchmark::State& state, Op op, Memory memory, Impl impl, std::size_t b
   auto raw_op = [&] {
     for (std::size_t i = 0; i < p; ++i) {
       const cush::Segment<Byte> s = plan.segment(i);
-      CUSH_CUDA_CHECK(cudaSetDevice(ids[i]));
+      CUSH_CUDA_CHECK(cudaSetDevice(cush::physical_device(ids[i])));
       if (op == Op::scatter)
         CUSH_CUDA_CHECK(cudaMemcpyAsync(s.data(), host + s.offset(), s.bytes(), cudaMemcpyHostToDevice, raw[i]));
       else if (op == Op::gather)

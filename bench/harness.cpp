@@ -9,6 +9,7 @@
 #include "cush/device_set.hpp"
 #include "cush/error.hpp"
 #include "cush/version.hpp"
+#include "cush/virtual_gpus.hpp"
 
 namespace cush_bench {
 
@@ -52,10 +53,13 @@ double min_time(double fallback) {
 }
 
 std::vector<int> all_devices() {
-  std::vector<int> ids(static_cast<std::size_t>(cush::DeviceSet::available()));
+  const int n = cush::DeviceSet::available();
+  std::vector<int> ids(static_cast<std::size_t>(n > 0 && cush::virtual_gpus_active() ? 1 : n));
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
   return ids;
 }
+
+int gpus_for_rows() { return static_cast<int>(all_devices().size()); }
 
 void add_context() {
   const cush::RuntimeVersions v = cush::runtime_versions();
@@ -63,10 +67,11 @@ void add_context() {
   benchmark::AddCustomContext("cuda_runtime", v.cuda_runtime);
   benchmark::AddCustomContext("cuda_driver", v.cuda_driver);
   benchmark::AddCustomContext("nccl", v.nccl);
-  const int n = cush::DeviceSet::available();
+  const int n = gpus_for_rows();
   benchmark::AddCustomContext("gpu_count", std::to_string(n));
+  if (cush::virtual_gpus_active()) benchmark::AddCustomContext("virtual_gpus", cush::describe_devices());
   if (n > 0) {
-    const cush::DeviceSet all = cush::DeviceSet::all();
+    const cush::DeviceSet all = cush::DeviceSet(all_devices());
     std::string models;
     for (std::size_t i = 0; i < all.size(); ++i) models += (i ? ", " : "") + all.topology().device(i).name;
     benchmark::AddCustomContext("gpus", models);
@@ -81,6 +86,10 @@ int run(int argc, char** argv, const char* program, void (*register_benchmarks)(
                 cush::DeviceSet::unavailable_reason().c_str());
     return 0;
   }
+  if (cush::virtual_gpus_active())
+    std::printf("%s: virtual GPUs (%s): rows on one GPU only; multi-GPU rows are left out, since logical "
+                "devices sharing a GPU cannot show what several GPUs do\n",
+                program, cush::describe_devices().c_str());
   add_context();
   register_benchmarks();
   benchmark::RunSpecifiedBenchmarks();

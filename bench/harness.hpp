@@ -77,14 +77,19 @@ void add_timed(const std::string& name, F f) {
   benchmark::RegisterBenchmark(name.c_str(), f)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(min_time());
 }
 
-/// The host's GPUs in ordinal order (empty without GPUs).
+/// The GPUs rows may use, in ordinal order (empty without GPUs). With virtual GPUs, only device 0:
+/// several logical devices on one GPU cannot show what several GPUs do (link speed, concurrency),
+/// so benchmarks report no multi-GPU row on them.
 std::vector<int> all_devices();
+/// all_devices().size(): the most GPUs a row may use.
+int gpus_for_rows();
 
 /// Synchronizes every device of `devices` (throws on a failed one).
 void synchronize(std::span<const int> devices);
 
 /// The main() of every benchmark binary: says so and exits 0 without GPUs; otherwise adds the
-/// context, calls `register_benchmarks` and runs what the command line selects.
+/// context (with virtual GPUs: "virtual_gpus", and it says that multi-GPU rows are left out),
+/// calls `register_benchmarks` and runs what the command line selects.
 int run(int argc, char** argv, const char* program, void (*register_benchmarks)());
 
 }  // namespace cush_bench

@@ -102,7 +102,7 @@ void exchange_only(benchmark::State& state, std::size_t n, int gpus) {
 }  // namespace
 
 void register_advection() {
-  const int available = cush::DeviceSet::available();
+  const int available = cush_bench::gpus_for_rows();
   for (std::size_t n : {128U, 256U, 420U, 512U, 1024U}) {
     if (n > max_n()) continue;
     const std::string size = "/" + std::to_string(n);

@@ -142,7 +142,7 @@ void add_variants(const std::string& family, int available, Dims d, const std::s
 }  // namespace
 
 void register_matmul() {
-  const int available = cush::DeviceSet::available();
+  const int available = cush_bench::gpus_for_rows();
   const std::vector<std::size_t> ks = {1, 2, 4, 8, 12, 16, 20, 32, 40};
   for (std::size_t k : ks)
     if (k <= max_k()) add_variants<float>("matmul", available, cases::matmul::seed_dims(k), std::to_string(k));

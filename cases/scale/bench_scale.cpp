@@ -56,7 +56,7 @@ void run_scale(benchmark::State& state, Variant variant, int gpus, std::size_t n
 }  // namespace
 
 void register_scale() {
-  const int available = cush::DeviceSet::available();
+  const int available = cush_bench::gpus_for_rows();
   const std::pair<const char*, Variant> variants[] = {
       {"single", cases::scale::single}, {"multi_cuda", cases::scale::multi_cuda}, {"multi_cush", cases::scale::multi_cush}};
   for (const auto& [name, fn] : variants) {

@@ -49,7 +49,7 @@ TEST(DeviceSetGpu, TopologyReportsMemoryBandwidthAndLinks) {
     EXPECT_FALSE(d.pci_bus_id.empty());
     const std::size_t free_bytes = all.free_memory(i);
     EXPECT_GT(free_bytes, 0U);
-    EXPECT_LE(free_bytes, d.total_memory);
+    EXPECT_LE(free_bytes, d.total_memory * static_cast<std::size_t>(d.shared_by) + d.shared_by);  // the GPU's
     EXPECT_TRUE(t.link(i, i).peer_access);
   }
   EXPECT_THROW((void)t.link(all.size(), 0), cush::InvalidArgument);
@@ -67,4 +67,31 @@ TEST(DeviceSetGpu, PeerAccessIsEnabledOncePerPair) {
   t.enable_peer_access();
   if (s.topology().link(0, 1).peer_access) EXPECT_TRUE(cush::detail::enable_peer_access_once(1, 0));
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// The logical view: each device names its GPU, how many devices share it, and its share of the
+// GPU's memory and bandwidth; two devices of one GPU are linked as the same GPU.
+TEST(DeviceSetGpu, TopologyReportsTheLogicalView) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush::DeviceSet all = cush::DeviceSet::all();
+  const cush::Topology& t = all.topology();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const cush::DeviceInfo& d = t.device(i);
+    EXPECT_EQ(d.id, all[i]);
+    EXPECT_EQ(d.physical_id, cush::physical_device(d.id));
+    EXPECT_EQ(all.physical(i), d.physical_id);
+    int sharing = 0;
+    for (std::size_t j = 0; j < all.size(); ++j) sharing += t.device(j).physical_id == d.physical_id ? 1 : 0;
+    EXPECT_EQ(d.shared_by, sharing);
+    cudaDeviceProp prop{};
+    ASSERT_EQ(cudaGetDeviceProperties(&prop, d.physical_id), cudaSuccess);
+    EXPECT_EQ(d.total_memory, prop.totalGlobalMem / static_cast<std::size_t>(sharing));
+    for (std::size_t j = 0; j < all.size(); ++j) {
+      const cush::Link& l = t.link(i, j);
+      EXPECT_EQ(l.same_gpu, i != j && t.device(j).physical_id == d.physical_id) << i << " -> " << j;
+      if (l.same_gpu) EXPECT_TRUE(l.peer_access);
+    }
+  }
+  EXPECT_EQ(cush::virtual_gpus_active(), cush_test::gpus_are_shared() || all.physical_ids() != all.ids());
+  std::printf("%s\n%s", cush::describe_devices().c_str(), t.describe().c_str());
 }

@@ -53,7 +53,7 @@ TEST(PlanGpu, SegmentsFollowTheLayoutInDeviceOrder) {
       if (s.size() > 0) {
         cudaPointerAttributes a{};
         ASSERT_EQ(cudaPointerGetAttributes(&a, s.data()), cudaSuccess);
-        EXPECT_EQ(a.device, order[pos]) << "segment memory must live on its device";
+        EXPECT_EQ(a.device, cush::physical_device(order[pos])) << "segment memory must live on its device's GPU";
       }
       next += s.size();
     }
@@ -73,7 +73,7 @@ TEST(PlanGpu, ForEachRunsOnEachNonEmptySegmentWithItsDeviceCurrent) {
       plan.for_each([&](cush::Segment<double> s) {
         int current = -1;
         ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
-        EXPECT_EQ(current, s.device());
+        EXPECT_EQ(current, cush::physical_device(s.device()));
         EXPECT_FALSE(s.empty());
         ++visited;
       });

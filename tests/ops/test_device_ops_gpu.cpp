@@ -97,6 +97,9 @@ class DeviceOps : public ::testing::TestWithParam<Transport> {
   }
   void SetUp() override {
     CUSH_REQUIRE_GPUS(1);
+    if ((GetParam() == Transport::nccl || GetParam() == Transport::peer_kernel) && cush_test::gpus_are_shared())
+      GTEST_SKIP() << "nccl and peer_kernel refuse logical devices that share a GPU (virtual GPUs; "
+                      "VirtualGpus.NcclAndPeerKernelRefuseASharedGpu checks the refusal)";
     // NCCL communicators live as long as a plan that used them. Plans that hold one for every
     // device order keep the tests from creating a communicator per plan (each takes a while).
     if (GetParam() == Transport::host_staging || GetParam() == Transport::peer ||
@@ -518,4 +521,30 @@ TEST(DeviceOpsGraph, NcclAndPeerKernelAreRefusedUnderCaptureAndAutomaticFallsBac
   EXPECT_EQ(gathered(dst), x);
   CUSH_CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUSH_CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
+// On virtual GPUs that share a GPU, forcing nccl or peer_kernel is an InvalidArgument that says
+// why, and automatic still runs every operation (on peer).
+TEST(VirtualGpus, NcclAndPeerKernelRefuseASharedGpu) {
+  CUSH_REQUIRE_GPUS(2);
+  if (!cush::DeviceSet{0, 1}.topology().link(0, 1).same_gpu)
+    GTEST_SKIP() << "needs devices 0 and 1 on one GPU (CUSH_VIRTUAL_GPUS=2 on one GPU)";
+  const std::vector<double> host = random_vector<double>(1001);
+  Plan<double> src(DeviceSet{0, 1}, host.size()), dst(DeviceSet{1, 0}, host.size());
+  src.scatter(host.data());
+  for (Transport t : {Transport::nccl, Transport::peer_kernel}) {
+    try {
+      cush::copy(src, dst, CommOptions{t});
+      ADD_FAILURE() << cush::to_string(t) << " ran on one GPU twice";
+    } catch (const cush::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("share"), std::string::npos) << e.what();
+    }
+  }
+  Plan<double> sums(DeviceSet{0, 1}, host.size(), Distribution::replicated());
+  sums.broadcast(host.data());
+  cush::all_reduce(sums, cush::ReduceOp::sum);  // automatic: nccl below 128 MiB, here peer
+  cush::copy(src, dst);
+  ASSERT_EQ(gathered(dst), host);
+  const std::vector<double> twice = gathered(sums);
+  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(twice[i], 2 * host[i]) << i;
 }

@@ -37,6 +37,14 @@ inline std::vector<std::vector<int>> device_orders() {
   return orders;
 }
 
+/// True if two of the host's (logical) devices share one GPU: virtual GPUs (CUSH_VIRTUAL_GPUS).
+inline bool gpus_are_shared() {
+  if (cush::DeviceSet::available() == 0) return false;
+  for (const cush::DeviceInfo& d : cush::DeviceSet::all().topology().devices())
+    if (d.shared_by > 1) return true;
+  return false;
+}
+
 /// Devices 0 .. count - 1.
 inline std::vector<int> first_devices(int count) {
   std::vector<int> ids;

@@ -101,6 +101,16 @@ class Performance(TempDir):
         for e in entries:
             self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date", "source"} <= set(e), e)
 
+    def test_runs_on_virtual_gpus_are_left_out(self):
+        rows = [("case/demo/multi_cuda/2gpu/1024", 1.0), ("case/demo/multi_cush/2gpu/1024", 1.0)]
+        context = dict(CONTEXT, virtual_gpus="2 logical GPUs on 1: 0 0")
+        path = os.path.join(self.dir, "virtual.json")
+        with open(path, "w") as f:
+            json.dump({"context": context, "benchmarks": benchmarks(rows)}, f)
+        self.assertEqual(perf.run(self.dir, [path], None), [])
+        with open(os.path.join(self.dir, "performance.md")) as f:
+            self.assertIn("No measurements yet", f.read())
+
 
 @unittest.skipIf(WHOLE, WHOLE)
 class WholeReport(TempDir):

@@ -55,6 +55,12 @@ def load(path):
     return Run(path, data.get("context", {}), rows, errors)
 
 
+def on_virtual_gpus(run):
+    """True if the run was measured on virtual GPUs (bench harness context "virtual_gpus"): several
+    logical devices on one GPU, whose times say nothing of several GPUs; the report leaves it out."""
+    return bool(run.context.get("virtual_gpus"))
+
+
 def device_of(context):
     """'2 x NVIDIA H200': the GPU count and model of a run's context."""
     gpus = context.get("gpus", "?").split(", ")

@@ -16,6 +16,7 @@ for the host operations the largest size.
 import math
 import os
 import re
+import sys
 from collections import defaultdict
 
 from . import gbench, plots, stats
@@ -229,6 +230,9 @@ def run(results_dir, case_files, host_file):
     for path in case_files:
         if os.path.exists(path):
             measured = gbench.load(path)
+            if gbench.on_virtual_gpus(measured):
+                print(f"report: {path} was measured on virtual GPUs; left out", file=sys.stderr)
+                continue
             samples = case_samples(measured.rows)
             for case in sorted({k[0] for k in samples}):
                 lines += case_section(case, samples, measured.context, results_dir)
@@ -236,7 +240,7 @@ def run(results_dir, case_files, host_file):
             entries += case_figures(measured, samples)
     if host_file and os.path.exists(host_file):
         measured = gbench.load(host_file)
-        samples = host_samples(measured.rows)
+        samples = [] if gbench.on_virtual_gpus(measured) else host_samples(measured.rows)
         if samples:
             lines += host_section(samples, measured.context, results_dir)
             entries += host_figures(measured, samples)

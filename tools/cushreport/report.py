@@ -42,7 +42,7 @@ def page_figures(results_dir):
     entries = []
     for page, name, figures in PAGE_RUNS:
         path = os.path.join(results_dir, name)
-        if os.path.exists(path):
+        if os.path.exists(path) and not gbench.on_virtual_gpus(gbench.load(path)):
             entries += figures(gbench.load(path))
         else:
             print(f"report: {name} (quoted by {page}) is not in {results_dir}; its figures are left out", file=sys.stderr)
