@@ -33,6 +33,7 @@ TEST(PlanGpu, RejectsBadInputBeforeAllocatingAnything) {
     EXPECT_GT(e.needed(), e.available());
     EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
   }
+  if (cush_test::under_cuda_tool()) return;  // its allocations move free memory; its leak check stands in
   for (std::size_t i = 0; i < gpus.size(); ++i) EXPECT_EQ(gpus.free_memory(i), free_before[i]) << "device " << gpus[i];
 }
 
@@ -226,7 +227,7 @@ TEST(PlanGpu, RejectsStreamsThatDoNotFit) {
       EXPECT_NE(std::string(e.what()).find("belongs to device 1"), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(one.free_memory(0), free_before);
+  if (!cush_test::under_cuda_tool()) EXPECT_EQ(one.free_memory(0), free_before);
 }
 
 // Plans made alike share the streams: a kernel on one plan's stream that reads the other's

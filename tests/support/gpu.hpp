@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,13 @@ inline bool gpus_are_shared() {
   for (const cush::DeviceInfo& d : cush::DeviceSet::all().topology().devices())
     if (d.shared_by > 1) return true;
   return false;
+}
+
+/// True if a CUDA tool is injected into the process (compute-sanitizer, Nsight): its own device
+/// allocations change the free memory that some tests compare (the tool checks leaks itself).
+inline bool under_cuda_tool() {
+  const char* injected = std::getenv("CUDA_INJECTION64_PATH");
+  return injected != nullptr && *injected != '\0';
 }
 
 /// Devices 0 .. count - 1.

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The whole GPU suite on virtual GPUs (CUSH_VIRTUAL_GPUS: several logical GPUs on one physical
+# GPU), and compute-sanitizer over it. Run on a GPU host after a build (scripts/build.sh, or
+# scripts/gpu_check.sh's build step). Logs go to $OUT; a summary is printed last.
+#
+#   usage: scripts/virtual_gpus.sh [suite] [sanitize]      (default: suite)
+#   suite     ctest -L gpu with CUSH_VIRTUAL_GPUS=N for each N of CUSH_VIRTUAL_COUNTS (default
+#             "2 3 4 8"): passed / skipped / failed per N, and why tests were skipped
+#   sanitize  every GPU test binary and example under each tool of CUSH_SANITIZE_TOOLS (default
+#             "memcheck racecheck synccheck"; memcheck with the leak check) for each N of
+#             CUSH_SANITIZE_COUNTS (default "2 4"): the tool's error count per binary
+#   CUSH_BUILD_DIR           the build (default build-gpu)
+#   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
+#   CUSH_SANITIZE_FILTER     gtest filter for the test binaries (default: all tests)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+build=${CUSH_BUILD_DIR:-build-gpu}
+summary="$OUT/virtual_summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+steps=" ${*:-suite} "
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 ))s; }
+
+if [[ "$steps" == *" suite "* ]]; then
+  for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
+    log="$OUT/ctest_virtual_$n.log"
+    (cd "$build" && CUSH_VIRTUAL_GPUS=$n timeout 900 ctest -L gpu -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
+    rc=$?
+    total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
+    failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
+    skipped=$(grep -c '(Skipped)' "$log")
+    note "CUSH_VIRTUAL_GPUS=$n: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(elapsed))"
+    grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /' | tee -a "$summary"
+    # Why tests skipped: GoogleTest wrote the reason on the line after "Skipped".
+    grep -A1 ": Skipped$" "$build/Testing/Temporary/LastTest.log" | grep -v -e ": Skipped$" -e "^--$" | sort |
+      uniq -c | sed 's/^/     skip reason: /' | tee -a "$summary"
+  done
+fi
+
+if [[ "$steps" == *" sanitize "* ]]; then
+  binaries=$(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort)
+  examples="$build/examples/cush_device_ops:100003 $build/examples/cush_field_step:131,5 $build/examples/cush_pipeline:16,5"
+  for n in ${CUSH_SANITIZE_COUNTS:-2 4}; do
+    for tool in ${CUSH_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      log="$OUT/sanitize_${tool}_$n.log"
+      : >"$log"
+      extra=()
+      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      line="$tool, CUSH_VIRTUAL_GPUS=$n:"
+      for entry in $binaries $examples; do
+        bin=${entry%%:*}
+        args=()
+        if [ "$bin" != "$entry" ]; then IFS=, read -r -a args <<<"${entry#*:}"; fi
+        [[ "$bin" == */test_*_gpu ]] && args=(--gtest_filter="${CUSH_SANITIZE_FILTER:-*}")
+        echo "=== $(basename "$bin") ${args[*]}" >>"$log"
+        CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
+          --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
+        rc=$?
+        count=$(tail -n 40 "$log" | grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+' | tail -1 | grep -oE '[0-9]+$')
+        case $rc in
+          124) line+=" $(basename "$bin") TIMEOUT;" ;;
+          99) line+=" $(basename "$bin") ${count:-?} ERRORS;" ;;
+          0) line+=" $(basename "$bin") ${count:-0};" ;;
+          *) line+=" $(basename "$bin") ${count:-0} (rc $rc: tests failed);" ;;
+        esac
+      done
+      note "$line ($(elapsed))"
+    done
+  done
+fi
+
+echo
+cat "$summary"
