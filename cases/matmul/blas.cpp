@@ -43,29 +43,36 @@ std::size_t block_count(Dims d, int gpus, std::size_t element_size) {
 
 namespace {
 std::mutex handles_mutex;
-std::map<int, cublasHandle_t>& handles() {
-  static std::map<int, cublasHandle_t> h;
+using Key = std::pair<int, std::size_t>;  // CUDA device, lane
+std::map<Key, cublasHandle_t>& handles() {
+  static std::map<Key, cublasHandle_t> h;
   return h;
+}
+
+// Runs f() with CUDA device `device` current (raw CUDA ids: this file serves every variant).
+template <class F>
+void on_device(int device, F f) {
+  int previous = 0;
+  CUSH_CUDA_CHECK(cudaGetDevice(&previous));
+  CUSH_CUDA_CHECK(cudaSetDevice(device));
+  f();
+  CUSH_CUDA_CHECK(cudaSetDevice(previous));
 }
 }  // namespace
 
-cublasHandle_t blas_handle(int device) {
+cublasHandle_t blas_handle(int device, std::size_t lane) {
   const std::lock_guard<std::mutex> lock(handles_mutex);
-  auto it = handles().find(device);
+  auto it = handles().find({device, lane});
   if (it != handles().end()) return it->second;
-  cush::DeviceGuard guard(device);
   cublasHandle_t h = nullptr;
-  check_cublas(cublasCreate(&h), "cublasCreate");
-  handles().emplace(device, h);
+  on_device(device, [&] { check_cublas(cublasCreate(&h), "cublasCreate"); });
+  handles().emplace(Key{device, lane}, h);
   return h;
 }
 
 void release_blas_handles() {
   const std::lock_guard<std::mutex> lock(handles_mutex);
-  for (auto& [device, h] : handles()) {
-    cush::DeviceGuard guard(device);
-    cublasDestroy(h);  // best effort at the end of a program
-  }
+  for (auto& [key, h] : handles()) on_device(key.first, [h = h] { cublasDestroy(h); });  // best effort at exit
   handles().clear();
 }
 
@@ -81,11 +88,12 @@ cublasStatus_t gemm(cublasHandle_t h, int m, int n, int k, const double* alpha, 
 }  // namespace
 
 template <class T>
-void gemm_rows(cudaStream_t stream, std::size_t rows, Dims d, const T* a_rows, const T* b, T* c_rows) {
+void gemm_rows(cudaStream_t stream, std::size_t lane, std::size_t rows, Dims d, const T* a_rows, const T* b,
+               T* c_rows) {
   if (rows == 0) return;
   int device = 0;
   CUSH_CUDA_CHECK(cudaGetDevice(&device));
-  const cublasHandle_t h = blas_handle(device);
+  const cublasHandle_t h = blas_handle(device, lane);
   check_cublas(cublasSetStream(h, stream), "cublasSetStream");
   // cuBLAS is column-major: a row-major X is X^T to it, so C = A B is computed as C^T = B^T A^T.
   const T one = 1;
@@ -95,8 +103,8 @@ void gemm_rows(cudaStream_t stream, std::size_t rows, Dims d, const T* a_rows, c
   check_cublas(gemm(h, p, static_cast<int>(rows), n, &one, b, p, a_rows, n, &zero, c_rows, p), "cublas gemm");
 }
 
-template void gemm_rows<float>(cudaStream_t, std::size_t, Dims, const float*, const float*, float*);
-template void gemm_rows<double>(cudaStream_t, std::size_t, Dims, const double*, const double*, double*);
+template void gemm_rows<float>(cudaStream_t, std::size_t, std::size_t, Dims, const float*, const float*, float*);
+template void gemm_rows<double>(cudaStream_t, std::size_t, std::size_t, Dims, const double*, const double*, double*);
 
 }  // namespace matmul
 }  // namespace cases

@@ -54,14 +54,18 @@ double flops(Dims d);
 /// 16 MiB per GPU; at most 8.
 std::size_t block_count(Dims d, int gpus, std::size_t element_size);
 
-/// The cuBLAS handle of `device`, made on first use and kept until release_blas_handles().
-cublasHandle_t blas_handle(int device);
+/// The cuBLAS handle of CUDA device `device` for the variant's GPU at position `lane`, made on
+/// first use and kept until release_blas_handles(). One handle per (GPU, position): with virtual
+/// GPUs several positions share a GPU and multiply at once on their own streams, which must not
+/// share a handle's workspace.
+cublasHandle_t blas_handle(int device, std::size_t lane);
 /// Destroys the handles made by blas_handle() (call at the end of a program, GPUs idle).
 void release_blas_handles();
-/// Rows [0, rows) of C = A B on the current device in `stream`: a_rows is rows x d.n, b is
-/// d.n x d.p, c_rows is rows x d.p, all row-major device memory. Does nothing when rows == 0.
+/// Rows [0, rows) of C = A B on the current device in `stream`, for the variant's GPU at position
+/// `lane`: a_rows is rows x d.n, b is d.n x d.p, c_rows is rows x d.p, all row-major device
+/// memory. Does nothing when rows == 0.
 template <class T>
-void gemm_rows(cudaStream_t stream, std::size_t rows, Dims d, const T* a_rows, const T* b, T* c_rows);
+void gemm_rows(cudaStream_t stream, std::size_t lane, std::size_t rows, Dims d, const T* a_rows, const T* b, T* c_rows);
 /// Throws cush::Error naming `what` unless `status` is CUBLAS_STATUS_SUCCESS.
 void check_cublas(cublasStatus_t status, const char* what);
 /// `d`, or cush::InvalidArgument for an empty matrix or a dimension cuBLAS cannot index.

@@ -73,7 +73,7 @@ std::size_t MultiCuda<T>::block_rows(int g, std::size_t i) const {
 template <class T>
 void MultiCuda<T>::product(int g, std::size_t block) {
   const std::size_t first = block_first(g, block);
-  gemm_rows(compute_[g], block_rows(g, block), d_, a_[g] + first * d_.n, b_[g], c_[g] + first * d_.p);
+  gemm_rows(compute_[g], g, block_rows(g, block), d_, a_[g] + first * d_.n, b_[g], c_[g] + first * d_.p);
 }
 
 template <class T>

@@ -19,7 +19,8 @@ template <class T>
 void MultiCush<T>::product(std::size_t block) {
   b_.for_each([&](cush::Segment<T> b) {
     const cush::Segment<T> a = a_.segment(b.pos(), cush::Slice{block, blocks_});
-    gemm_rows(b.stream(), a.size() / d_.n, d_, a.data(), b.data(), c_.segment(b.pos(), cush::Slice{block, blocks_}).data());
+    const cush::Segment<T> c = c_.segment(b.pos(), cush::Slice{block, blocks_});
+    gemm_rows(b.stream(), b.pos(), a.size() / d_.n, d_, a.data(), b.data(), c.data());
   });
 }
 

@@ -33,7 +33,7 @@ void Single<T>::run(const T* a, const T* b, T* c) {
   CUSH_CUDA_CHECK(cudaSetDevice(device_));
   CUSH_CUDA_CHECK(cudaMemcpyAsync(a_, a, d_.m * d_.n * sizeof(T), cudaMemcpyHostToDevice, stream_));
   CUSH_CUDA_CHECK(cudaMemcpyAsync(b_, b, d_.n * d_.p * sizeof(T), cudaMemcpyHostToDevice, stream_));
-  gemm_rows(stream_, d_.m, d_, a_, b_, c_);
+  gemm_rows(stream_, 0, d_.m, d_, a_, b_, c_);
   CUSH_CUDA_CHECK(cudaMemcpyAsync(c, c_, d_.m * d_.p * sizeof(T), cudaMemcpyDeviceToHost, stream_));
   CUSH_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
@@ -41,7 +41,7 @@ void Single<T>::run(const T* a, const T* b, T* c) {
 template <class T>
 void Single<T>::multiply() {
   CUSH_CUDA_CHECK(cudaSetDevice(device_));
-  gemm_rows(stream_, d_.m, d_, a_, b_, c_);
+  gemm_rows(stream_, 0, d_.m, d_, a_, b_, c_);
 }
 
 template <class T>
