@@ -51,7 +51,7 @@ if [[ "$steps" == *" sanitize "* ]]; then
       extra=()
       [ "$tool" = memcheck ] && extra=(--leak-check full)
       line="$tool, CUSH_VIRTUAL_GPUS=$n:"
-      for entry in $binaries $examples; do
+      for entry in $binaries $examples "$build/examples/cush_virtual_gpus:$n"; do
         bin=${entry%%:*}
         args=()
         if [ "$bin" != "$entry" ]; then IFS=, read -r -a args <<<"${entry#*:}"; fi
