@@ -35,7 +35,7 @@ struct Link {
   bool peer_access = false;   ///< direct access (cudaDeviceCanAccessPeer; always for one GPU)
   int performance_rank = -1;  ///< cudaDevP2PAttrPerformanceRank: lower is faster; -1 if no peer access; 0 on one GPU
   bool native_atomics = false;
-  bool same_gpu = false;      ///< both are logical devices of one physical GPU (virtual GPUs)
+  bool same_gpu = false;      ///< two different logical devices of one physical GPU (virtual GPUs)
 };
 
 /// @brief Properties of an ordered set of devices and of the links between them.

@@ -73,7 +73,7 @@ Topology Topology::query(std::span<const int> ids) {
     for (std::size_t j = 0; j < ids.size(); ++j) {
       Link& l = links[i * ids.size() + j];
       if (i == j || detail::same_gpu(ids[i], ids[j])) {
-        l = Link{true, 0, true, true};
+        l = Link{true, 0, true, i != j};
         continue;
       }
       l.peer_access = detail::can_access(ids[i], ids[j]);

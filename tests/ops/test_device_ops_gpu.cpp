@@ -103,7 +103,7 @@ class DeviceOps : public ::testing::TestWithParam<Transport> {
     // NCCL communicators live as long as a plan that used them. Plans that hold one for every
     // device order keep the tests from creating a communicator per plan (each takes a while).
     if (GetParam() == Transport::host_staging || GetParam() == Transport::peer ||
-        GetParam() == Transport::peer_kernel || !keepers().empty())
+        GetParam() == Transport::peer_kernel || !keepers().empty() || cush_test::gpus_are_shared())
       return;
     for (const auto& order : cush_test::device_orders()) {
       keepers().push_back(std::make_unique<Plan<float>>(DeviceSet(order), 1, Distribution::replicated()));
@@ -360,8 +360,10 @@ TEST_P(DeviceOps, OperationsWaitForEarlierKernelsAndReturnAtOnce) {
   // neither.
   Plan<float> warm_src(DeviceSet{1, 0}, 2);
   Plan<float> warm_dst(DeviceSet{0, 1}, 2);
-  cush::copy(warm_src, warm_dst, CommOptions{Transport::nccl});
-  cush::copy(warm_dst, warm_src, CommOptions{Transport::nccl});
+  if (!cush_test::gpus_are_shared()) {  // else no NCCL (virtual GPUs)
+    cush::copy(warm_src, warm_dst, CommOptions{Transport::nccl});
+    cush::copy(warm_dst, warm_src, CommOptions{Transport::nccl});
+  }
   warm_dst.wait();
   Plan<float> src(DeviceSet{1, 0}, n);
   Plan<float> dst(DeviceSet{0, 1}, n);

@@ -41,7 +41,8 @@ inline std::vector<std::vector<int>> device_orders() {
 /// True if two of the host's (logical) devices share one GPU: virtual GPUs (CUSH_VIRTUAL_GPUS).
 inline bool gpus_are_shared() {
   if (cush::DeviceSet::available() == 0) return false;
-  for (const cush::DeviceInfo& d : cush::DeviceSet::all().topology().devices())
+  const cush::DeviceSet all = cush::DeviceSet::all();  // a temporary would die before the loop
+  for (const cush::DeviceInfo& d : all.topology().devices())
     if (d.shared_by > 1) return true;
   return false;
 }
