@@ -32,6 +32,7 @@ if [[ "$steps" == *" suite "* ]]; then
     rc=$?
     total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
     failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
+    failed=${failed:-0}  # ctest says "100% tests passed out of N" when none failed
     skipped=$(grep -c '(Skipped)' "$log")
     note "CUSH_VIRTUAL_GPUS=$n: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(elapsed))"
     grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /' | tee -a "$summary"

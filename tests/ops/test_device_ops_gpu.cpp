@@ -408,7 +408,7 @@ TEST(DeviceOpsErrors, BadArgumentsAreRejectedBeforeAnythingMoves) {
   CUSH_REQUIRE_GPUS(1);
   const DeviceSet gpus = DeviceSet::all();
   Plan<float> a(gpus, 100);
-  Plan<float> b(gpus, 101);
+  Plan<float> b(gpus, 100 + gpus.size());  // every segment one element longer than a's
   Plan<float> rep(gpus, 100, Distribution::replicated());
   EXPECT_THROW(cush::copy(a, a), cush::InvalidArgument);
   EXPECT_THROW(cush::copy(a, b), cush::InvalidArgument);
