@@ -19,6 +19,7 @@
 #include "exchange_model.hpp"
 #include "grid/exchange_program.hpp"
 #include "grid/exchange_schedule.hpp"
+#include "support/grids.hpp"
 #include "support/simulate_streams.hpp"
 
 namespace {
@@ -53,14 +54,7 @@ cush::detail::PeerStores peer_stores(const Trial& t) {
 }
 
 std::string describe(const Trial& t) {
-  const Decomposition& g = t.grid;
-  std::string s = std::to_string(g.dims()) + "D extent";
-  for (auto e : g.extent()) s += " " + std::to_string(e);
-  s += ", blocks";
-  for (auto b : g.blocks()) s += " " + std::to_string(b);
-  s += ", halo " + std::to_string(g.halo(0)) + ", periodic";
-  for (std::size_t a = 0; a < 3; ++a) s += g.periodic(a) ? " 1" : " 0";
-  s += ", row_align " + std::to_string(g.row_align());
+  std::string s = std::to_string(t.grid.dims()) + "D " + cush_test::describe(t.grid);
   s += std::string(", packs into peers ") + (t.peers == Peers::always ? "always" : t.peers == Peers::never ? "never" : "random");
   s += ", element " + std::to_string(t.options.element_size) + " bytes, pipelined from " +
        std::to_string(t.options.pipeline_bytes) + " bytes in up to " + std::to_string(t.options.max_chunks) + " slabs";

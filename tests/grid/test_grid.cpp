@@ -13,6 +13,7 @@
 #include "cush/error.hpp"
 #include "cush/grid.hpp"
 #include "grid/halo.hpp"
+#include "support/grids.hpp"
 
 namespace {
 
@@ -31,16 +32,7 @@ void for_each_cell(const Box& b, F&& f) {
                 b.lo[2] + static_cast<std::ptrdiff_t>(z)});
 }
 
-std::string describe(const Decomposition& g) {
-  std::string s = "extent";
-  for (auto e : g.extent()) s += " " + std::to_string(e);
-  s += ", blocks";
-  for (auto b : g.blocks()) s += " " + std::to_string(b);
-  s += ", halo " + std::to_string(g.halo(0)) + ", periodic";
-  for (std::size_t a = 0; a < 3; ++a) s += g.periodic(a) ? " 1" : " 0";
-  s += ", row_align " + std::to_string(g.row_align());
-  return s;
-}
+using cush_test::describe;
 
 TEST(ProcessGrid, NearCubicBlocksLargestAlongX) {
   const Extent3 cube{420, 420, 420};
