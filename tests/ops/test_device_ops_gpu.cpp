@@ -375,11 +375,14 @@ TEST_P(DeviceOps, OperationsWaitForEarlierKernelsAndReturnAtOnce) {
   const auto t0 = std::chrono::steady_clock::now();
   cush::copy(src, dst, options());
   const double enqueue_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_FALSE(dst.done());
+  // A CUDA tool (compute-sanitizer) may run kernels one by one and launches to completion: the
+  // times say nothing then, the values below still must hold.
+  const bool timed = !cush_test::under_cuda_tool();
+  if (timed) EXPECT_FALSE(dst.done());
   const std::vector<float> out = gathered(dst);
   for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(out[k], 4.0f) << k;
   // Enqueueing does not wait for the 200 ms kernel.
-  EXPECT_LT(enqueue_ms, 150.0);
+  if (timed) EXPECT_LT(enqueue_ms, 150.0);
   // And the source's streams wait for the copy: a kernel after it must not change what was sent.
   cush::copy(src, dst, options());
   src.for_each([](cush::Segment<float> s) { cush_test::affine(s.data(), s.size(), 0.0f, -1.0f, s.stream()); });
