@@ -74,7 +74,7 @@ if has sanitize; then
     if ! "$t" --gtest_filter="${CUSH_SANITIZE_FILTER:-*}" --gtest_list_tests | grep -q '^  '; then
       note "memcheck $(basename "$t"): no test matches the filter"; continue
     fi
-    GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout "${CUSH_SANITIZE_TIMEOUT:-600}" compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
+    CUSH_TEST_TOOL=memcheck GTEST_FILTER="${CUSH_SANITIZE_FILTER:-*}" timeout "${CUSH_SANITIZE_TIMEOUT:-600}" compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
       --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1
     rc=$?
     note "memcheck $(basename "$t"): rc $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"

@@ -22,7 +22,7 @@ enum class Unit {
 };
 
 /// Who reads a variable.
-enum class Scope { library, benchmarks };
+enum class Scope { library, benchmarks, tests };
 
 struct Variable {
   const char* name;

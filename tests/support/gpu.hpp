@@ -47,11 +47,15 @@ inline bool gpus_are_shared() {
   return false;
 }
 
-/// True if a CUDA tool is injected into the process (compute-sanitizer, Nsight): its own device
-/// allocations change the free memory that some tests compare (the tool checks leaks itself).
+/// True if the tests run under a CUDA tool (compute-sanitizer: scripts set CUSH_TEST_TOOL; or a
+/// tool injected through CUDA_INJECTION64_PATH): its own allocations change free memory and it
+/// may run kernels one at a time, so tests leave free-memory and timing checks to it.
 inline bool under_cuda_tool() {
-  const char* injected = std::getenv("CUDA_INJECTION64_PATH");
-  return injected != nullptr && *injected != '\0';
+  for (const char* name : {"CUSH_TEST_TOOL", "CUDA_INJECTION64_PATH"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  return false;
 }
 
 /// Devices 0 .. count - 1.
