@@ -348,10 +348,15 @@ TEST(HostOps, PageableMovesDoNotBlockOnEarlierWork) {
         plan.gather(out.span());
         plan.wait();
         busy();
-        EXPECT_LT(seconds_of([&] { plan.scatter(in.span()); }), 0.1) << "scatter waited for the kernel";
+        // A CUDA tool runs the devices' spins one after another (virtual GPUs: several on one
+        // GPU), which says nothing of blocking: the values are still checked below.
+        const bool timed = !cush_test::under_cuda_tool();
+        const double scatter_s = seconds_of([&] { plan.scatter(in.span()); });
+        if (timed) EXPECT_LT(scatter_s, 0.1) << "scatter waited for the kernel";
         plan.for_each([](cush::Segment<float> s) { cush_test::affine(s.data(), s.size(), 2.0F, 1.0F, s.stream()); });
         busy();
-        EXPECT_LT(seconds_of([&] { plan.gather(out.span()); }), 0.1) << "gather waited for the kernel";
+        const double gather_s = seconds_of([&] { plan.gather(out.span()); });
+        if (timed) EXPECT_LT(gather_s, 0.1) << "gather waited for the kernel";
         plan.wait();
         for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0F * in[i] + 1.0F) << i;
       }
