@@ -16,24 +16,39 @@ namespace cush {
 /// enqueued on stream() is ordered after the field's earlier operations and before its later
 /// ones (see Field's exchanges for what may run beside them).
 ///
-/// A view is cheap to copy and may be passed to a kernel by value: data(), index(), pitch() and
-/// rows() work in device code (alloc(), halo() and owned() return std::array-based values,
-/// whose operator[] is host code unless nvcc runs with --expt-relaxed-constexpr).
+/// A field of several components (Field's `components`, e.g. the populations of a
+/// lattice-Boltzmann model) stores them one after another (SoA): component c's cells are laid
+/// out like component 0's, component_stride() elements further on (data(c)), every component's
+/// rows aligned alike.
+///
+/// A view is cheap to copy and may be passed to a kernel by value: data(), index(), pitch(),
+/// rows(), components() and component_stride() work in device code (alloc(), halo() and owned()
+/// return std::array-based values, whose operator[] is host code unless nvcc runs with
+/// --expt-relaxed-constexpr).
 template <class T>
 class Block {
  public:
   Block(T* data, const Extent3& alloc, const Extent3& halo, const Box& owned, int device, std::size_t pos,
-        cudaStream_t stream) noexcept
+        cudaStream_t stream, std::size_t components = 1, std::size_t component_stride = 0) noexcept
       : data_(data),
         alloc_{alloc[0], alloc[1], alloc[2]},
         halo_{halo[0], halo[1], halo[2]},
+        components_(components),
+        component_stride_(component_stride),
         owned_(owned),
         device_(device),
         pos_(pos),
         stream_(stream) {}
 
-  /// The buffer's first ghost cell (x fastest, ghost layers included).
+  /// The buffer's first ghost cell (x fastest, ghost layers included); of component 0.
   [[nodiscard]] CUSH_HOST_DEVICE T* data() const noexcept { return data_; }
+  /// Component c's first ghost cell: data() + c * component_stride().
+  [[nodiscard]] CUSH_HOST_DEVICE T* data(std::size_t c) const noexcept { return data_ + c * component_stride_; }
+  /// The field's components (1 for a field of one value per cell).
+  [[nodiscard]] CUSH_HOST_DEVICE std::size_t components() const noexcept { return components_; }
+  /// Elements from a component's first ghost cell to the next component's (a multiple of the
+  /// row alignment, and 256 bytes apart or a multiple thereof).
+  [[nodiscard]] CUSH_HOST_DEVICE std::size_t component_stride() const noexcept { return component_stride_; }
   /// The buffer's sizes; alloc()[0] is the row pitch (GridOptions::row_align).
   [[nodiscard]] Extent3 alloc() const noexcept { return {alloc_[0], alloc_[1], alloc_[2]}; }
   /// Ghost layers per side along each axis.
@@ -63,6 +78,8 @@ class Block {
   T* data_;
   std::size_t alloc_[3];
   std::size_t halo_[3];
+  std::size_t components_;
+  std::size_t component_stride_;
   Box owned_;
   int device_;
   std::size_t pos_;

@@ -11,6 +11,7 @@
 #include "cush/error.hpp"
 #include "cush/field.hpp"
 #include "cush/grid.hpp"
+#include "cush/halo_components.hpp"
 #include "cush/host_device.hpp"
 #include "cush/host_memory.hpp"
 #include "cush/layout.hpp"

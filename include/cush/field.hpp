@@ -35,6 +35,7 @@
 #include "cush/device_guard.hpp"
 #include "cush/device_set.hpp"
 #include "cush/grid.hpp"
+#include "cush/halo_components.hpp"
 #include "cush/stream.hpp"
 
 namespace cush {
@@ -63,6 +64,10 @@ class FieldBase {
 
   [[nodiscard]] const Decomposition& grid() const noexcept;
   [[nodiscard]] const DeviceSet& devices() const noexcept;
+  /// Values per cell, each stored as a separate array (SoA; see Block).
+  [[nodiscard]] std::size_t components() const noexcept;
+  /// Elements from one component of the block at `pos` to the next (Block::component_stride()).
+  [[nodiscard]] std::size_t component_stride(std::size_t pos) const;
   /// The stream of the block at position `pos` (shared by every field made alike).
   [[nodiscard]] cudaStream_t stream(std::size_t pos) const;
 
@@ -75,6 +80,17 @@ class FieldBase {
   /// themselves, which saves the hops to the exchange streams and back: use it when nothing is
   /// to overlap the exchange.
   void exchange();
+
+  /// The exchanges above move every component; these move the components `which` names
+  /// (cush/halo_components.hpp): per axis and direction, fills of ghosts and write-backs of
+  /// ghosts into the cells they stand for. Between exchange_start(which) and exchange_finish()
+  /// kernels must also leave alone the owned cells a write-back overwrites (the outermost `halo`
+  /// layers of each side with a neighbour) in the components written back. The first exchange
+  /// of each distinct `which` builds its program (kept for the field's life; a time-stepping
+  /// loop alternates between a few). InvalidArgument, before anything is enqueued, if `which`
+  /// does not suit the field (check the rules in halo_components.hpp).
+  void exchange_start(const HaloComponents& which);
+  void exchange(const HaloComponents& which);
   /// How strided faces move (default HaloTransport::automatic; a field made alike takes its
   /// model's). Setting it to another transport waits for all work on the blocks' streams (like
   /// wait()); throws InvalidArgument while an exchange is in flight.
@@ -92,10 +108,11 @@ class FieldBase {
   [[nodiscard]] bool done() const;
 
  protected:
-  FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size);
-  FieldBase(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams, std::size_t element_size);
+  FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size, std::size_t components);
+  FieldBase(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams, std::size_t element_size,
+            std::size_t components);
   /// A field on `like`'s grid, devices and streams.
-  FieldBase(const FieldBase& like, std::size_t element_size);
+  FieldBase(const FieldBase& like, std::size_t element_size, std::size_t components);
   [[nodiscard]] void* block_data(std::size_t pos) const;
   void scatter_bytes(const void* host);
   void gather_bytes(void* host);
@@ -105,34 +122,41 @@ class FieldBase {
   std::unique_ptr<Impl> impl_;
 };
 
-/// @brief A field of T on a grid decomposed over a device set (block k on devices[k]).
+/// @brief A field of T on a grid decomposed over a device set (block k on devices[k]), with
+/// `components` values per cell (default 1), each stored as its own array (see Block).
 ///
 /// Fields made alike (`Field<U>::alike(u)`) share the grid, the devices and the blocks' streams, so
 /// a kernel that reads one and writes the other is ordered with both (double buffering).
 template <class T>
 class Field : public FieldBase {
  public:
-  /// Throws InvalidArgument if the decomposition does not have one block per device, and
-  /// OutOfMemory if a block's buffer does not fit its device.
-  Field(DeviceSet devices, Decomposition grid) : FieldBase(std::move(devices), std::move(grid), sizeof(T)) {}
+  /// Throws InvalidArgument if the decomposition does not have one block per device or
+  /// `components` is 0, and OutOfMemory if a block's buffer does not fit its device.
+  Field(DeviceSet devices, Decomposition grid, std::size_t components = 1)
+      : FieldBase(std::move(devices), std::move(grid), sizeof(T), components) {}
   /// A grid of `extent` cells with `dims` axes, decomposed over `devices` with `options`.
-  Field(DeviceSet devices, const Extent3& extent, std::size_t dims, const GridOptions& options = {})
-      : Field(devices, Decomposition(extent, dims, devices.size(), options)) {}
+  Field(DeviceSet devices, const Extent3& extent, std::size_t dims, const GridOptions& options = {},
+        std::size_t components = 1)
+      : Field(devices, Decomposition(extent, dims, devices.size(), options), components) {}
   /// A field whose blocks' work runs on the caller's streams: streams[pos] is a created stream
   /// (not the default stream) of devices[pos]. cush never destroys them; they must outlive the
   /// field (and the fields made alike), whose destruction waits for them. InvalidArgument, before
   /// anything is allocated, for a wrong count, a default stream or a stream of another device.
-  Field(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams)
-      : FieldBase(std::move(devices), std::move(grid), streams, sizeof(T)) {}
+  Field(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams, std::size_t components = 1)
+      : FieldBase(std::move(devices), std::move(grid), streams, sizeof(T), components) {}
   /// A new field (uninitialized) on the grid, devices and streams of `like` (a Field of any
-  /// type): `auto next = cush::Field<double>::alike(u);`.
-  [[nodiscard]] static Field alike(const FieldBase& like) { return Field(like, Alike{}); }
+  /// type), with as many components as `like`: `auto next = cush::Field<double>::alike(u);`.
+  [[nodiscard]] static Field alike(const FieldBase& like) { return Field(like, Alike{}, like.components()); }
+  /// The same with `components` components.
+  [[nodiscard]] static Field alike(const FieldBase& like, std::size_t components) {
+    return Field(like, Alike{}, components);
+  }
 
   /// The block at position `pos` of the device set.
   [[nodiscard]] Block<T> block(std::size_t pos) const {
     return Block<T>(static_cast<T*>(block_data(pos)), grid().allocated(pos),
                     Extent3{grid().halo(0), grid().halo(1), grid().halo(2)}, grid().owned(pos), devices()[pos], pos,
-                    stream(pos));
+                    stream(pos), components(), component_stride(pos));
   }
   /// Calls f(block(pos)) for every block, in order, with the block's device current.
   template <class F>
@@ -144,15 +168,16 @@ class Field : public FieldBase {
     }
   }
 
-  /// The global array `host` (extent cells, x fastest, no ghosts) into the blocks' owned cells.
-  /// `host` must stay valid and unchanged until wait() returns.
+  /// The global array `host` (extent cells, x fastest, no ghosts; with several components, one
+  /// such array per component, one after another) into the blocks' owned cells. `host` must stay
+  /// valid and unchanged until wait() returns.
   void scatter(const T* host) { scatter_bytes(host); }
-  /// The blocks' owned cells into the global array `host`, valid after wait().
+  /// The blocks' owned cells into the global array(s) `host`, valid after wait().
   void gather(T* host) { gather_bytes(host); }
 
  private:
   struct Alike {};
-  Field(const FieldBase& like, Alike) : FieldBase(like, sizeof(T)) {}
+  Field(const FieldBase& like, Alike, std::size_t components) : FieldBase(like, sizeof(T), components) {}
 };
 
 }  // namespace cush

@@ -38,6 +38,12 @@ struct GridOptions {
   /// Ghost layers on each side along every axis of the grid (depth k >= 1; deep halos trade
   /// memory and larger messages for fewer exchanges).
   std::size_t halo = 1;
+  /// The grid axes that keep ghost layers (default: all). An axis without them has no ghost
+  /// cells in the blocks' buffers and is never exchanged, even if periodic (a kernel wraps it
+  /// itself, or it has walls); it cannot be split: a process grid given in `blocks` with more
+  /// than one block along it is refused, and choose_process_grid() does not split it. A lattice
+  /// split along z with walls on x and y, say, keeps ghosts along z only: {false, false, true}.
+  std::array<bool, 3> ghosts{true, true, true};
   /// Blocks per axis; all zero: chosen by choose_process_grid().
   Extent3 blocks{0, 0, 0};
   /// Row alignment in cells (>= 1): every row of a block's buffer starts its owned cells a
@@ -52,10 +58,11 @@ struct GridOptions {
 /// @brief The blocks per axis for `count` blocks of a grid of `extent` cells with `dims` axes:
 /// the factorization whose largest block has the smallest surface (near-cubic blocks), ties
 /// broken towards larger blocks along x, then y (x is contiguous in memory). No block is empty,
-/// and along a split axis no block is thinner than `min_thickness`. Throws InvalidArgument if
-/// no factorization fits.
+/// and along a split axis no block is thinner than `min_thickness`; axes whose `splittable` is
+/// false keep one block. Throws InvalidArgument if no factorization fits.
 [[nodiscard]] Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_t dims,
-                                          std::size_t min_thickness = 1);
+                                          std::size_t min_thickness = 1,
+                                          const std::array<bool, 3>& splittable = {true, true, true});
 
 /// @brief A grid of `extent` cells (axes beyond `dims` have extent 1) split into blocks along a
 /// process grid; the block at position b (device b of the set: the same `pos` as a Field block
@@ -75,8 +82,11 @@ class Decomposition {
   [[nodiscard]] const Extent3& blocks() const noexcept { return blocks_; }
   [[nodiscard]] std::size_t size() const noexcept { return blocks_[0] * blocks_[1] * blocks_[2]; }
   [[nodiscard]] bool periodic(std::size_t axis) const { return periodic_.at(axis); }
-  /// Ghost layers on each side along `axis` (the options' depth on the grid's axes, else 0).
+  /// Ghost layers on each side along `axis` (the options' depth on the grid's axes that keep
+  /// ghosts, else 0).
   [[nodiscard]] std::size_t halo(std::size_t axis) const { return halo_.at(axis); }
+  /// The options' halo depth (GridOptions::halo), whichever axes keep ghosts.
+  [[nodiscard]] std::size_t depth() const noexcept { return depth_; }
 
   [[nodiscard]] Extent3 coords(std::size_t pos) const;
   [[nodiscard]] std::size_t block_at(const Extent3& coords) const;
@@ -99,7 +109,8 @@ class Decomposition {
   [[nodiscard]] std::size_t index(std::size_t pos, const std::array<std::ptrdiff_t, 3>& p) const;
 
   /// The block next to the one at `pos` on side `dir` (-1 or +1) of `axis`, wrapping around periodic
-  /// axes (a block can be its own neighbour); none at a non-periodic edge of the grid.
+  /// axes (a block can be its own neighbour); none at a non-periodic edge of the grid, and none
+  /// along an axis without ghost layers (nothing is exchanged across it).
   [[nodiscard]] std::optional<std::size_t> neighbor(std::size_t pos, std::size_t axis, int dir) const;
 
   /// True if the exchange fills the ghosts along `axis` within each block, before any message
@@ -116,7 +127,7 @@ class Decomposition {
   /// < halo depth the interior still holds cells that the exchange sends: update them during an
   /// exchange only into another field. Paired with another exchange than Field's, shrink the box
   /// along the axes exchanged in place yourself unless that exchange fills them first too.
-  /// Throws InvalidArgument if radius > halo depth.
+  /// Throws InvalidArgument if radius > depth().
   [[nodiscard]] Box interior(std::size_t pos, std::size_t radius) const;
   /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
   /// within the interior's z range, then x slabs within its y and z ranges).
@@ -128,6 +139,7 @@ class Decomposition {
   Extent3 blocks_{};
   std::array<bool, 3> periodic_{};
   std::size_t row_align_ = 1;
+  std::size_t depth_ = 1;
   Extent3 halo_{};
 };
 

@@ -11,15 +11,18 @@
 #include <vector>
 
 #include "cush/grid.hpp"
+#include "cush/halo_components.hpp"
 
 namespace cush::detail {
 
-/// A buffer of the exchange: a block's buffer (index = block), or the send / receive staging
-/// buffer of a message (index = message number), which lives on the sender / the receiver.
+/// A buffer of the exchange: a component of a block's buffer (index = block), or the send /
+/// receive staging buffer of a message (index = message number), which lives on the sender /
+/// the receiver.
 struct BufferRef {
   enum class Kind { block, send, recv };
   Kind kind = Kind::block;
   std::size_t index = 0;
+  std::size_t component = 0;  ///< Kind::block: which component (ComponentLayout::stride cells apart)
   friend bool operator==(const BufferRef&, const BufferRef&) = default;
 };
 
@@ -85,7 +88,16 @@ using PeerStores = std::function<bool(std::size_t from, std::size_t to)>;
 /// The program of one full exchange of `grid`. A strided face whose sender can store into its
 /// receiver (`pack_to_peer`, none: never) is packed straight into the receiver's memory (its
 /// receive buffer, or its ghosts if they are one run): one kernel instead of pack + copy.
-/// Otherwise it is packed on the sender, copied, and unpacked on the receiver.
-[[nodiscard]] ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer = {});
+/// Otherwise it is packed on the sender, copied, and unpacked on the receiver. `which`: the
+/// components moved (default: component 0, filled everywhere); every message is repeated for
+/// each component it carries (its own staging buffers), fills first, then write-backs (the fill
+/// messages reversed: ghosts into the owned cells they stand for).
+[[nodiscard]] ExchangeProgram exchange_program(const Decomposition& grid, const PeerStores& pack_to_peer = {},
+                                               const HaloComponents& which = HaloComponents::all(1));
+
+/// Throws InvalidArgument unless `which` suits a field of `components` components on `grid`:
+/// every component below `components`, none both filled and written back along one axis, and
+/// write-backs only where the grid keeps ghost layers along one axis.
+void check_components(const Decomposition& grid, const HaloComponents& which, std::size_t components);
 
 }  // namespace cush::detail

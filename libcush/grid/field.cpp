@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <exception>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -11,9 +12,25 @@
 #include "cush/error.hpp"
 #include "core/stream_set.hpp"
 #include "cush/stream.hpp"
+#include "grid/exchange_program.hpp"
 #include "grid/field_engine.hpp"
 
 namespace cush {
+
+namespace {
+
+// Elements from one component of a block to the next: the block's buffer rounded up so that
+// every component starts as aligned as the buffer (256 bytes) and a whole number of rows of
+// row_align cells from it.
+std::size_t stride_of(const Decomposition& grid, std::size_t k, std::size_t element_size) {
+  const std::size_t unit = std::lcm(grid.row_align(), 256 / std::gcd<std::size_t>(256, element_size));
+  const std::size_t cells = grid.lead() + grid.allocated_cells(k);
+  if (cells > std::numeric_limits<std::size_t>::max() - unit)
+    throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
+  return (cells + unit - 1) / unit * unit;
+}
+
+}  // namespace
 
 struct FieldBase::Impl {
   Decomposition grid;
@@ -25,31 +42,65 @@ struct FieldBase::Impl {
   std::vector<DeviceBuffer> buffers;
   std::vector<void*> data;  // block k's first ghost cell, lead() cells into buffers[k]
   std::size_t element_size = 0;
+  std::size_t components = 1;
+  std::vector<std::size_t> strides;  // per block, elements from one component to the next
   HaloTransport transport = HaloTransport::automatic;
-  std::unique_ptr<detail::FieldEngine> engine;
+  std::unique_ptr<detail::FieldEngine> engine;  // every component filled everywhere
+  // The engines of exchanges of some components (exchange(which)), built on first use.
+  std::vector<std::pair<HaloComponents, std::unique_ptr<detail::FieldEngine>>> selective;
+  detail::FieldEngine* in_flight = nullptr;  // the engine of the exchange started and not finished
 
-  Impl(Decomposition g, DeviceSet d, std::shared_ptr<const detail::StreamSet> s, std::size_t es, HaloTransport t)
+  Impl(Decomposition g, DeviceSet d, std::shared_ptr<const detail::StreamSet> s, std::size_t es, std::size_t count,
+       HaloTransport t)
       : grid(std::move(g)),
         devices(std::move(d)),
         streams(std::move(s)),
         handles(streams->handles().begin(), streams->handles().end()),
         element_size(es),
+        components(count),
         transport(t) {
     // Everything is checked before the first allocation.
+    if (components == 0) throw InvalidArgument("cush::Field", "components", "a field needs at least one component");
+    std::vector<std::size_t> bytes;
     for (std::size_t k = 0; k < grid.size(); ++k) {
+      strides.push_back(stride_of(grid, k, element_size));
       const std::size_t cells = grid.lead() + grid.allocated_cells(k);
-      if (element_size != 0 && cells > std::numeric_limits<std::size_t>::max() / element_size)
+      const std::size_t max = std::numeric_limits<std::size_t>::max();
+      if (strides[k] > (max - cells) / components || strides[k] * (components - 1) + cells > max / element_size)
         throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
-      const std::size_t needed = cells * element_size;
+      bytes.push_back((strides[k] * (components - 1) + cells) * element_size);
       const std::size_t available = devices.free_memory(k);
-      if (needed > available) throw OutOfMemory("cush::Field", devices[k], needed, available);
+      if (bytes[k] > available) throw OutOfMemory("cush::Field", devices[k], bytes[k], available);
     }
     for (std::size_t k = 0; k < grid.size(); ++k) {
       // The buffer's start is aligned (to 256 bytes); lead() cells on, the first ghost cell.
-      buffers.emplace_back(devices[k], (grid.lead() + grid.allocated_cells(k)) * element_size);
+      buffers.emplace_back(devices[k], bytes[k]);
       data.push_back(static_cast<std::byte*>(buffers.back().data()) + grid.lead() * element_size);
     }
-    engine = std::make_unique<detail::FieldEngine>(devices, grid, element_size, transport);
+    engine = make_engine(HaloComponents::all(components));
+  }
+
+  [[nodiscard]] std::unique_ptr<detail::FieldEngine> make_engine(const HaloComponents& which) const {
+    return std::make_unique<detail::FieldEngine>(devices, grid, element_size, transport, which, strides);
+  }
+
+  void check_idle(const char* where) const {
+    if (in_flight != nullptr) throw InvalidArgument(where, "this", "an exchange is in flight: call exchange_finish() first");
+  }
+
+  void start(detail::FieldEngine& e) {
+    check_idle("cush::Field::exchange_start");
+    e.exchange_start(data, handles);
+    in_flight = &e;
+  }
+
+  // The engine of `which` (built and kept on first use).
+  detail::FieldEngine& engine_for(const HaloComponents& which) {
+    for (auto& [w, e] : selective)
+      if (w == which) return *e;
+    detail::check_components(grid, which, components);
+    selective.emplace_back(which, make_engine(which));
+    return *selective.back().second;
   }
 
   // The blocks' streams may still run kernels on the buffers, and exchange() packs into and
@@ -62,13 +113,17 @@ struct FieldBase::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block.
-  void copy_block(std::size_t k, void* host, bool to_device) const {
+  // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block and
+  // component.
+  // Component `component` of the host array(s) <-> of block k.
+  void copy_block(std::size_t k, void* host, bool to_device, std::size_t component) const {
     void* device = data[k];
     const cudaStream_t stream = handles[k];
     const Box o = grid.owned(k);
     const Extent3 alloc = grid.allocated(k);
     const Extent3& e = grid.extent();
+    host = static_cast<std::byte*>(host) + component * e[0] * e[1] * e[2] * element_size;
+    device = static_cast<std::byte*>(device) + component * strides[k] * element_size;
     cudaMemcpy3DParms c{};
     const cudaPitchedPtr h{host, e[0] * element_size, e[0], e[1]};
     const cudaPitchedPtr d{device, alloc[0] * element_size, alloc[0], alloc[1]};
@@ -106,25 +161,25 @@ void check_blocks(const DeviceSet& devices, const Decomposition& grid) {
 }
 }  // namespace
 
-FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size) {
+FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::size_t element_size, std::size_t components) {
   check_blocks(devices, grid);
   auto streams = std::make_shared<const detail::StreamSet>(devices.ids());
-  impl_ = std::make_unique<Impl>(std::move(grid), std::move(devices), std::move(streams), element_size,
+  impl_ = std::make_unique<Impl>(std::move(grid), std::move(devices), std::move(streams), element_size, components,
                                  HaloTransport::automatic);
 }
 
 FieldBase::FieldBase(DeviceSet devices, Decomposition grid, std::span<const StreamRef> streams,
-                     std::size_t element_size) {
+                     std::size_t element_size, std::size_t components) {
   check_blocks(devices, grid);
   auto set = std::make_shared<const detail::StreamSet>(devices.ids(), streams, "cush::Field");
-  impl_ = std::make_unique<Impl>(std::move(grid), std::move(devices), std::move(set), element_size,
+  impl_ = std::make_unique<Impl>(std::move(grid), std::move(devices), std::move(set), element_size, components,
                                  HaloTransport::automatic);
 }
 
-FieldBase::FieldBase(const FieldBase& like, std::size_t element_size) {
+FieldBase::FieldBase(const FieldBase& like, std::size_t element_size, std::size_t components) {
   if (!like.impl_) throw InvalidArgument("cush::Field::alike", "like", "was moved from");
   const Impl& l = *like.impl_;
-  impl_ = std::make_unique<Impl>(l.grid, l.devices, l.streams, element_size, l.transport);
+  impl_ = std::make_unique<Impl>(l.grid, l.devices, l.streams, element_size, components, l.transport);
 }
 
 FieldBase::FieldBase(FieldBase&&) noexcept = default;
@@ -141,26 +196,52 @@ void* FieldBase::block_data(std::size_t pos) const { return impl_->data.at(pos);
 
 HaloTransport FieldBase::halo_transport() const noexcept { return impl_->transport; }
 
-void FieldBase::exchange_start() { impl_->engine->exchange_start(impl_->data, impl_->handles); }
+std::size_t FieldBase::components() const noexcept { return impl_->components; }
 
-void FieldBase::exchange_finish() { impl_->engine->exchange_finish(impl_->handles); }
+std::size_t FieldBase::component_stride(std::size_t pos) const { return impl_->strides.at(pos); }
 
-void FieldBase::exchange() { impl_->engine->exchange(impl_->data, impl_->handles); }
+void FieldBase::exchange_start() { impl_->start(*impl_->engine); }
+
+void FieldBase::exchange_start(const HaloComponents& which) { impl_->start(impl_->engine_for(which)); }
+
+void FieldBase::exchange_finish() {
+  if (impl_->in_flight == nullptr)
+    throw InvalidArgument("cush::Field::exchange_finish", "this", "no exchange is in flight: call exchange_start() first");
+  impl_->in_flight->exchange_finish(impl_->handles);
+  impl_->in_flight = nullptr;
+}
+
+void FieldBase::exchange() {
+  impl_->check_idle("cush::Field::exchange");
+  impl_->engine->exchange(impl_->data, impl_->handles);
+}
+
+void FieldBase::exchange(const HaloComponents& which) {
+  impl_->check_idle("cush::Field::exchange");
+  impl_->engine_for(which).exchange(impl_->data, impl_->handles);
+}
 
 std::vector<std::size_t> FieldBase::pipelined_slabs() const { return impl_->engine->pipelined_slabs(); }
 
 void FieldBase::set_halo_transport(HaloTransport transport) {
   Impl& f = *impl_;
-  if (f.engine->in_flight())
-    throw InvalidArgument("cush::Field::set_halo_transport", "this", "an exchange is in flight: call exchange_finish() first");
+  f.check_idle("cush::Field::set_halo_transport");
   if (transport == f.transport) return;
   // The new engine first (it may fail to allocate). exchange() runs on the blocks' streams, so
   // they may still pack into or unpack from the old engine's buffers: wait for them before the
   // old engine goes (its own streams synchronize as it is destroyed).
-  auto next = std::make_unique<detail::FieldEngine>(f.devices, f.grid, f.element_size, transport);
+  const HaloTransport old = f.transport;
+  f.transport = transport;
+  std::unique_ptr<detail::FieldEngine> next;
+  try {
+    next = f.make_engine(HaloComponents::all(f.components));
+  } catch (...) {
+    f.transport = old;
+    throw;
+  }
   wait();
   f.engine = std::move(next);
-  f.transport = transport;
+  f.selective.clear();  // rebuilt with the new transport on their next use
 }
 
 void FieldBase::wait() const {
@@ -182,17 +263,21 @@ bool FieldBase::done() const {
     if (status == cudaErrorNotReady) return false;
     CUSH_CUDA_CHECK_AT(status, "block stream on device " + std::to_string(impl_->devices[pos]));
   }
+  for (const auto& [which, engine] : impl_->selective)
+    if (!engine->done()) return false;
   return impl_->engine->done();
 }
 
 void FieldBase::scatter_bytes(const void* host) {
   if (host == nullptr) throw InvalidArgument("cush::Field::scatter", "host", "is null");
-  for (std::size_t k = 0; k < impl_->grid.size(); ++k) impl_->copy_block(k, const_cast<void*>(host), true);
+  for (std::size_t k = 0; k < impl_->grid.size(); ++k)
+    for (std::size_t c = 0; c < impl_->components; ++c) impl_->copy_block(k, const_cast<void*>(host), true, c);
 }
 
 void FieldBase::gather_bytes(void* host) {
   if (host == nullptr) throw InvalidArgument("cush::Field::gather", "host", "is null");
-  for (std::size_t k = 0; k < impl_->grid.size(); ++k) impl_->copy_block(k, host, false);
+  for (std::size_t k = 0; k < impl_->grid.size(); ++k)
+    for (std::size_t c = 0; c < impl_->components; ++c) impl_->copy_block(k, host, false, c);
 }
 
 }  // namespace cush

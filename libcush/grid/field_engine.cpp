@@ -1,5 +1,6 @@
 #include "grid/field_engine.hpp"
 
+#include <cstddef>
 #include <algorithm>
 #include <string>
 
@@ -32,11 +33,14 @@ std::size_t max_chunks() { return env::size("CUSH_HALO_CHUNKS"); }
 }  // namespace
 
 FieldEngine::FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size,
-                         HaloTransport transport)
+                         HaloTransport transport, const HaloComponents& which,
+                         std::vector<std::size_t> component_strides)
     : devices_(devices),
       element_size_(element_size),
-      program_(exchange_program(grid, peer_stores(devices_, transport))),
+      component_bytes_(std::move(component_strides)),
+      program_(exchange_program(grid, peer_stores(devices_, transport), which)),
       schedule_(exchange_schedule(program_, grid, ScheduleOptions{element_size, pipeline_bytes(), max_chunks()})) {
+  for (std::size_t& stride : component_bytes_) stride *= element_size;
   for (std::size_t m = 0; m < program_.ends.size(); ++m) {
     const auto [from, to] = program_.ends[m];
     send_.emplace_back();
@@ -78,7 +82,8 @@ void* FieldEngine::buffer(const BufferRef& b, std::span<void* const> data) const
     case BufferRef::Kind::recv: return recv_.at(b.index).data();
     case BufferRef::Kind::block: break;
   }
-  return data[b.index];
+  if (b.component == 0) return data[b.index];
+  return static_cast<std::byte*>(data[b.index]) + b.component * component_bytes_.at(b.index);
 }
 
 void FieldEngine::run_step(const ExchangeStep& s, std::span<void* const> data, cudaStream_t stream,

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "cush/device_buffer.hpp"
@@ -22,7 +23,10 @@ namespace cush::detail {
 
 class FieldEngine {
  public:
-  FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size, HaloTransport transport);
+  /// The exchange of the components `which` (component_strides[k] elements apart in block k's
+  /// buffer; none: one component).
+  FieldEngine(const DeviceSet& devices, const Decomposition& grid, std::size_t element_size, HaloTransport transport,
+              const HaloComponents& which = HaloComponents::all(1), std::vector<std::size_t> component_strides = {});
   FieldEngine(const FieldEngine&) = delete;
   FieldEngine& operator=(const FieldEngine&) = delete;
   /// The exchange's streams synchronize as they are destroyed, so no copy outlives its buffers.
@@ -48,6 +52,7 @@ class FieldEngine {
 
   DeviceSet devices_;
   std::size_t element_size_ = 0;
+  std::vector<std::size_t> component_bytes_;  // per block
   ExchangeProgram program_;
   ExchangeSchedule schedule_;
   std::vector<DeviceBuffer> send_, recv_;  // staging buffers by message

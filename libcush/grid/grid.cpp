@@ -30,7 +30,8 @@ bool Box::contains(const std::array<std::ptrdiff_t, 3>& p) const noexcept {
   return true;
 }
 
-Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_t dims, std::size_t min_thickness) {
+Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_t dims, std::size_t min_thickness,
+                            const std::array<bool, 3>& splittable) {
   constexpr const char* where = "cush::choose_process_grid";
   if (count == 0) throw InvalidArgument(where, "count", "a grid needs at least one block");
   if (dims < 1 || dims > 3) throw InvalidArgument(where, "dims", "must be 1, 2 or 3, not " + std::to_string(dims));
@@ -46,7 +47,7 @@ Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_
       bool fits = true;
       Extent3 largest{};
       for (std::size_t a = 0; a < 3; ++a) {
-        if (a >= dims && b[a] != 1) fits = false;
+        if ((a >= dims || !splittable[a]) && b[a] != 1) fits = false;
         if (b[a] > 1 && extent[a] / b[a] < std::max<std::size_t>(1, min_thickness)) fits = false;
         largest[a] = (extent[a] + b[a] - 1) / b[a];
       }
@@ -68,7 +69,7 @@ Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_
 }
 
 Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_t count, const GridOptions& options)
-    : extent_(extent), dims_(dims), periodic_(options.periodic), row_align_(options.row_align) {
+    : extent_(extent), dims_(dims), periodic_(options.periodic), row_align_(options.row_align), depth_(options.halo) {
   if (dims < 1 || dims > 3) throw InvalidArgument(where_grid, "dims", "must be 1, 2 or 3, not " + std::to_string(dims));
   for (std::size_t a = 0; a < 3; ++a) {
     if (extent[a] == 0) throw InvalidArgument(where_grid, "extent", "the grid " + text(extent) + " is empty");
@@ -81,7 +82,7 @@ Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_
   if (options.halo == 0) throw InvalidArgument(where_grid, "options.halo", "the halo depth must be at least 1");
   if (options.row_align == 0 || options.row_align > 4096)
     throw InvalidArgument(where_grid, "options.row_align", "must be 1 to 4096 cells, not " + std::to_string(options.row_align));
-  for (std::size_t a = 0; a < 3; ++a) halo_[a] = a < dims ? options.halo : 0;
+  for (std::size_t a = 0; a < 3; ++a) halo_[a] = a < dims && options.ghosts[a] ? options.halo : 0;
 
   const bool given = options.blocks != Extent3{0, 0, 0};
   if (given) {
@@ -93,13 +94,18 @@ Decomposition::Decomposition(const Extent3& extent, std::size_t dims, std::size_
       if (blocks_[a] == 0 || (a >= dims && blocks_[a] != 1))
         throw InvalidArgument(where_grid, "options.blocks", "the process grid " + text(blocks_) + " does not fit a " +
                                                                 std::to_string(dims) + "D grid");
+    for (std::size_t a = 0; a < dims; ++a)
+      if (blocks_[a] > 1 && halo_[a] == 0)
+        throw InvalidArgument(where_grid, "options.blocks",
+                              "the process grid " + text(blocks_) + " splits axis " + std::to_string(a) +
+                                  ", which keeps no ghost layers (options.ghosts)");
   } else {
-    blocks_ = choose_process_grid(count, extent, dims, options.halo);
+    blocks_ = choose_process_grid(count, extent, dims, options.halo, options.ghosts);
   }
   // A ghost region is filled from the next block only: every block of an axis that exchanges
   // must be at least as thick as the halo.
   for (std::size_t a = 0; a < dims; ++a) {
-    const bool exchanges = blocks_[a] > 1 || periodic_[a];
+    const bool exchanges = halo_[a] > 0 && (blocks_[a] > 1 || periodic_[a]);
     if (exchanges && extent[a] / blocks_[a] < options.halo)
       throw InvalidArgument(where_grid, "options.halo",
                             "blocks of " + std::to_string(extent[a] / blocks_[a]) + " cells along axis " +
@@ -159,7 +165,7 @@ std::optional<std::size_t> Decomposition::neighbor(std::size_t pos, std::size_t 
   if (axis > 2 || (dir != -1 && dir != 1))
     throw InvalidArgument("cush::Decomposition::neighbor", "axis/dir", "axis must be 0-2 and dir -1 or +1");
   Extent3 c = coords(pos);
-  if (axis >= dims_) return std::nullopt;
+  if (axis >= dims_ || halo_[axis] == 0) return std::nullopt;
   const std::size_t n = blocks_[axis];
   if (dir < 0) {
     if (c[axis] == 0 && !periodic_[axis]) return std::nullopt;
@@ -179,10 +185,10 @@ bool Decomposition::exchanged_in_place(std::size_t axis) const {
 }
 
 Box Decomposition::interior(std::size_t pos, std::size_t radius) const {
-  if (radius > halo_[0])
+  if (radius > depth_)
     throw InvalidArgument("cush::Decomposition::interior", "radius",
                           "a stencil of radius " + std::to_string(radius) + " needs more than the " +
-                              std::to_string(halo_[0]) + " ghost layers");
+                              std::to_string(depth_) + " ghost layers");
   const Box o = owned(pos);
   Box in;
   for (std::size_t a = 0; a < 3; ++a) {
