@@ -8,12 +8,14 @@
 void register_scale();      // cases/scale/bench_scale.cpp
 void register_matmul();     // cases/matmul/bench_matmul.cpp
 void register_advection();  // cases/advection/bench_advection.cpp
+void register_lbm();        // cases/lbm/bench_lbm.cpp
 
 namespace {
 void register_cases() {
   register_scale();
   register_matmul();
   register_advection();
+  register_lbm();
 }
 }  // namespace
 

@@ -168,6 +168,30 @@ class Field : public FieldBase {
     }
   }
 
+  /// An exchange overlapped with an update of the owned cells, the pattern at the top of this
+  /// file: exchange_start(which), then update(block, box) for each block's interior at `radius`
+  /// (Decomposition::interior), exchange_finish(), then update(block, box) for each box of the
+  /// block's boundary; every call with the block's device current, none for an empty box.
+  /// `update` enqueues work on block.stream() over the cells of `box` (local coordinates); while
+  /// the exchange is in flight that work must follow the rules of exchange_start(which).
+  template <class F>
+  void exchange_overlapped(const HaloComponents& which, std::size_t radius, F&& update) {
+    const Decomposition& g = grid();
+    exchange_start(which);
+    for_each([&](const Block<T>& b) {
+      if (const Box in = g.interior(b.pos(), radius); !in.empty()) update(b, in);
+    });
+    exchange_finish();
+    for_each([&](const Block<T>& b) {
+      for (const Box& box : g.boundary(b.pos(), radius)) update(b, box);
+    });
+  }
+  /// The same, every component exchanged.
+  template <class F>
+  void exchange_overlapped(std::size_t radius, F&& update) {
+    exchange_overlapped(HaloComponents::all(components()), radius, std::forward<F>(update));
+  }
+
   /// The global array `host` (extent cells, x fastest, no ghosts; with several components, one
   /// such array per component, one after another) into the blocks' owned cells. `host` must stay
   /// valid and unchanged until wait() returns.

@@ -58,6 +58,8 @@ constexpr Variable variable_table[] = {
      "largest k of the matmul case's rows (n = 1024 k)"},
     {"CUSH_BENCH_ADVECTION_MAX_N", Unit::count, Scope::benchmarks, 1024, 1, 1 << 16,
      "largest grid edge of the advection case's rows"},
+    {"CUSH_BENCH_LBM_MAX_M", Unit::count, Scope::benchmarks, 1024, 1, 1 << 16,
+     "largest cross-section edge M of the lattice-Boltzmann case's rows"},
     // Tests (tests/support/gpu.hpp).
     {"CUSH_TEST_TOOL", Unit::text, Scope::tests, 0, 0, 0,
      "set (e.g. to memcheck) when the tests run under a CUDA tool: timing and free-memory checks are left to it"},

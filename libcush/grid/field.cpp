@@ -96,6 +96,7 @@ struct FieldBase::Impl {
 
   // The engine of `which` (built and kept on first use).
   detail::FieldEngine& engine_for(const HaloComponents& which) {
+    if (which == HaloComponents::all(components)) return *engine;
     for (auto& [w, e] : selective)
       if (w == which) return *e;
     detail::check_components(grid, which, components);

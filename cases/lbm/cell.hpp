@@ -1,0 +1,294 @@
+#pragma once
+// Case "lbm": the update of one cell, shared by the GPU kernels (kernels.cu) and the host
+// emulation of the tests (test_lbm.cpp), which therefore run the same code: velocity set, the
+// collision (BGK with Guo forcing, on shifted populations), the storage formats, and where each
+// pattern loads and stores a cell's 19 populations (the slots). Everything is CUSH_HOST_DEVICE;
+// the host path uses only standard C++ and the host half conversions of <cuda_fp16.h>.
+//
+// Arithmetic. The collision is written with mul / add / sub / fma / div below: on the GPU the
+// round-to-nearest intrinsics (__fmul_rn, ...), which nvcc never contracts into other FMAs, on the
+// host the plain operators and std::fma. So every kernel that collides computes the same bits
+// whatever the surrounding code (A-B and esoteric pull agree bit for bit on the same duct), and
+// the host emulation computes the same bits as the GPU.
+//
+// Bounce-back. Both patterns use halfway bounce-back: a population that would stream in from a
+// solid cell is the cell's own opposite population after the previous collision. For A-B pull
+// that is from[opposite(i)] at the cell itself. For esoteric pull it is a slot swap: the slot
+// pattern of FluidX3D (spec §3) with solid cells never processed returns a population that
+// enters a solid cell two steps later (full-way bounce-back, same steady state, lagging by a
+// step), so where the neighbour n + c_i (n - c_i) is solid the load takes the other slot of the
+// pair at that neighbour (at n), the one the cell stored into at the previous step: the slot
+// index flips with the parity, `parity ^ wall`. Those slots belong to the solid cell, which no
+// other cell touches, so the update stays in place and race-free, and it reads and writes as many
+// slots as before.
+
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstddef>
+
+#include "cush/host_device.hpp"
+#include "kernels.hpp"
+
+#if defined(__CUDA_ARCH__)
+#define CUSH_LBM_UNROLL _Pragma("unroll")
+#else
+#define CUSH_LBM_UNROLL
+#endif
+
+namespace cases {
+namespace lbm {
+namespace cell {
+
+// --- D3Q19 (spec §1: pairs (2k - 1, 2k) are opposites) ------------------------------------------
+
+CUSH_HOST_DEVICE constexpr int cx(int i) {
+  constexpr int c[kQ] = {0, 1, -1, 0, 0, 0, 0, 1, -1, 1, -1, 0, 0, 1, -1, 1, -1, 0, 0};
+  return c[i];
+}
+CUSH_HOST_DEVICE constexpr int cy(int i) {
+  constexpr int c[kQ] = {0, 0, 0, 1, -1, 0, 0, 1, -1, 0, 0, 1, -1, -1, 1, 0, 0, 1, -1};
+  return c[i];
+}
+CUSH_HOST_DEVICE constexpr int cz(int i) {
+  constexpr int c[kQ] = {0, 0, 0, 0, 0, 1, -1, 0, 0, 1, -1, 1, -1, 0, 0, -1, 1, -1, 1};
+  return c[i];
+}
+CUSH_HOST_DEVICE constexpr float w(int i) { return i == 0 ? 1.0f / 3.0f : (i <= 6 ? 1.0f / 18.0f : 1.0f / 36.0f); }
+CUSH_HOST_DEVICE constexpr int opposite(int i) { return i == 0 ? 0 : (i % 2 == 1 ? i + 1 : i - 1); }
+
+// --- arithmetic (see the top of the file) --------------------------------------------------------
+
+#if defined(__CUDA_ARCH__)
+__device__ inline float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ inline float div(float a, float b) { return __fdiv_rn(a, b); }
+#else
+inline float mul(float a, float b) { return a * b; }
+inline float add(float a, float b) { return a + b; }
+inline float sub(float a, float b) { return a - b; }
+inline float fma(float a, float b, float c) { return std::fma(a, b, c); }
+inline float div(float a, float b) { return a / b; }
+#endif
+
+// --- storage (spec §6: populations stored shifted, f_i - w_i; FP16S scales them by 2^15) --------
+
+inline constexpr float kHalfScale = 32768.0f;
+
+CUSH_HOST_DEVICE inline float load(const float* f, std::size_t k) { return f[k]; }
+CUSH_HOST_DEVICE inline float load(const __half* f, std::size_t k) {
+  return __half2float(f[k]) * (1.0f / kHalfScale);  // exact: a power of two
+}
+CUSH_HOST_DEVICE inline void store(float* f, std::size_t k, float v) { f[k] = v; }
+CUSH_HOST_DEVICE inline void store(__half* f, std::size_t k, float v) { f[k] = __float2half_rn(v * kHalfScale); }
+
+// --- the collision ---------------------------------------------------------------------------
+
+/// c_i . (x, y, z), adding only the nonzero terms, in the order x, y, z.
+CUSH_HOST_DEVICE inline float dot_c(int i, float x, float y, float z) {
+  float r = 0.0f;
+  bool any = false;
+  const auto term = [&](int c, float v) {
+    if (c == 0) return;
+    if (!any) r = c > 0 ? v : -v;
+    else r = c > 0 ? add(r, v) : sub(r, v);
+    any = true;
+  };
+  term(cx(i), x);
+  term(cy(i), y);
+  term(cz(i), z);
+  return r;
+}
+
+/// The moments of a cell's 19 shifted populations f (as streamed in): rho - 1 (their sum), rho
+/// (1 added last), and u = (sum f_i c_i + F / 2) / rho with F = (0, 0, force_z).
+struct Moments {
+  float rhom1, rho, ux, uy, uz;
+};
+CUSH_HOST_DEVICE inline Moments moments(const float (&f)[kQ], float force_z) {
+  Moments m;
+  float s = f[0];
+  CUSH_LBM_UNROLL
+  for (int i = 1; i < kQ; ++i) s = add(s, f[i]);
+  m.rhom1 = s;
+  m.rho = add(s, 1.0f);
+  // Pairs of opposites first: differences of nearly equal numbers, exact more often.
+  float jx = 0.0f, jy = 0.0f, jz = 0.0f;
+  bool fx = false, fy = false, fz = false;
+  CUSH_LBM_UNROLL
+  for (int i = 1; i < kQ; i += 2) {
+    const float d = sub(f[i], f[i + 1]);  // c_{i+1} = -c_i
+    if (cx(i) != 0) { jx = fx ? (cx(i) > 0 ? add(jx, d) : sub(jx, d)) : (cx(i) > 0 ? d : -d); fx = true; }
+    if (cy(i) != 0) { jy = fy ? (cy(i) > 0 ? add(jy, d) : sub(jy, d)) : (cy(i) > 0 ? d : -d); fy = true; }
+    if (cz(i) != 0) { jz = fz ? (cz(i) > 0 ? add(jz, d) : sub(jz, d)) : (cz(i) > 0 ? d : -d); fz = true; }
+  }
+  const float r = div(1.0f, m.rho);
+  m.ux = mul(jx, r);
+  m.uy = mul(jy, r);
+  m.uz = mul(add(jz, 0.5f * force_z), r);
+  return m;
+}
+
+/// BGK collision with Guo forcing, in place, on shifted populations:
+///   f*_i = f_i + omega (feq_i - f_i) + S_i,
+///   feq_i - w_i = w_i (rho - 1) + w_i rho [3 c_i.u + 4.5 (c_i.u)^2 - 1.5 u.u],
+///   S_i = (1 - omega / 2) w_i [3 (c_i - u).F + 9 (c_i.u)(c_i.F)],
+/// which for F = (0, 0, F) is w_i g [c_iz (1 + 3 c_i.u) - u_z] with g = 3 F (1 - omega / 2). Written
+/// as f*_i = (1 - omega) f_i + (omega feq_i + S_i) with the per-weight factors hoisted: about
+/// eight operations per population, so that FP16S stays bandwidth-bound.
+CUSH_HOST_DEVICE inline void collide(float (&f)[kQ], Physics p) {
+  const Moments m = moments(f, p.force_z);
+  const float ux3 = mul(3.0f, m.ux), uy3 = mul(3.0f, m.uy), uz3 = mul(3.0f, m.uz);
+  const float u15 = mul(1.5f, fma(m.ux, m.ux, fma(m.uy, m.uy, mul(m.uz, m.uz))));
+  const float om1 = sub(1.0f, p.omega);
+  const float g = mul(mul(3.0f, p.force_z), sub(1.0f, mul(0.5f, p.omega)));
+  // Per weight class (w_0, 1/18, 1/36): w rho, w (rho - 1), w g, and S for c_z = 0, +1, -1 less
+  // its c.u term: -w g u_z, w g (1 - u_z), w g (-1 - u_z).
+  float rhos[3], rhom1s[3], wg[3], s0[3], sp[3], sm[3];
+  CUSH_LBM_UNROLL
+  for (int k = 0; k < 3; ++k) {
+    const float wk = w(k == 0 ? 0 : (k == 1 ? 1 : 7));
+    rhos[k] = mul(wk, m.rho);
+    rhom1s[k] = mul(wk, m.rhom1);
+    wg[k] = mul(wk, g);
+    s0[k] = -mul(wg[k], m.uz);
+    sp[k] = mul(wg[k], sub(1.0f, m.uz));
+    sm[k] = mul(wg[k], sub(-1.0f, m.uz));
+  }
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) {
+    const int k = i == 0 ? 0 : (i <= 6 ? 1 : 2);
+    const float cu3 = i == 0 ? 0.0f : dot_c(i, ux3, uy3, uz3);  // 3 c_i.u
+    const float q = i == 0 ? -u15 : fma(cu3, fma(0.5f, cu3, 1.0f), -u15);
+    const float feq = fma(rhos[k], q, rhom1s[k]);
+    const float source = cz(i) == 0 ? s0[k] : (cz(i) > 0 ? fma(wg[k], cu3, sp[k]) : fma(-wg[k], cu3, sm[k]));
+    f[i] = fma(om1, f[i], fma(p.omega, feq, source));
+  }
+}
+
+// --- where a cell is -------------------------------------------------------------------------
+
+/// Solid: the wall layer on the x and y sides.
+CUSH_HOST_DEVICE inline bool solid(const Slab& s, int x, int y) { return x == 0 || x == s.nx - 1 || y == 0 || y == s.ny - 1; }
+
+/// A fluid cell of a slab: its element (population 0), the elements to its z neighbours, and which
+/// of its x and y neighbours are solid.
+struct Site {
+  std::size_t n;
+  std::ptrdiff_t up, down;  // to the cell at z + 1, z - 1 (periodic wrap when the slab has no ghosts)
+  std::ptrdiff_t pitch;
+  bool xm, xp, ym, yp;      // the cell at x - 1, x + 1, y - 1, y + 1 is solid
+};
+CUSH_HOST_DEVICE inline Site site(const Slab& s, int x, int y, int z) {
+  Site c;
+  const std::ptrdiff_t pitch = static_cast<std::ptrdiff_t>(s.pitch);
+  const std::ptrdiff_t layer = pitch * s.ny;
+  c.n = static_cast<std::size_t>(x) + s.pitch * (static_cast<std::size_t>(y) +
+                                                 static_cast<std::size_t>(s.ny) * static_cast<std::size_t>(z + s.ghost));
+  c.up = layer;
+  c.down = -layer;
+  if (s.ghost == 0) {
+    if (z == s.nz - 1) c.up = -layer * (s.nz - 1);
+    if (z == 0) c.down = layer * (s.nz - 1);
+  }
+  c.pitch = pitch;
+  c.xm = x == 1;
+  c.xp = x == s.nx - 2;
+  c.ym = y == 1;
+  c.yp = y == s.ny - 2;
+  return c;
+}
+/// Elements from the cell to its neighbour n + c_i.
+CUSH_HOST_DEVICE inline std::ptrdiff_t offset(const Site& c, int i) {
+  return cx(i) + cy(i) * c.pitch + (cz(i) > 0 ? c.up : (cz(i) < 0 ? c.down : 0));
+}
+/// Whether the neighbour n + c_i is solid.
+CUSH_HOST_DEVICE inline bool wall(const Site& c, int i) {
+  return (cx(i) > 0 && c.xp) || (cx(i) < 0 && c.xm) || (cy(i) > 0 && c.yp) || (cy(i) < 0 && c.ym);
+}
+
+// --- the slots: where the next step loads population i of a fluid cell ------------------------
+
+/// A-B pull: f_i comes from n - c_i in `from`, or, if that cell is solid, is from[opposite(i)] at
+/// the cell itself (halfway bounce-back). Stores go to slot i of the cell in `to`.
+CUSH_HOST_DEVICE inline std::size_t ab_slot(std::size_t stride, const Site& c, int i) {
+  if (i == 0) return c.n;
+  const int o = opposite(i);  // n - c_i = n + c_o
+  return wall(c, o) ? static_cast<std::size_t>(o) * stride + c.n
+                    : static_cast<std::size_t>(i) * stride + (c.n + static_cast<std::size_t>(offset(c, o)));
+}
+
+/// Esoteric pull with parity p, j = n + c_i for odd i (spec §3, FluidX3D load_f / store_f):
+///   load  f_i = F[p ? i : i + 1][n],      f_{i+1} = F[p ? i + 1 : i][j]
+///   store F[p ? i + 1 : i][j] = f_i,      F[p ? i : i + 1][n] = f_{i+1}
+/// with the slot of a load flipped where the cell it stands for is solid (halfway bounce-back,
+/// see the top of the file): n - c_i for f_i, j for f_{i+1}.
+CUSH_HOST_DEVICE inline std::size_t esoteric_load_slot(std::size_t stride, const Site& c, int parity, int i) {
+  if (i == 0) return c.n;
+  if (i % 2 == 1) {
+    const bool p = (parity != 0) != wall(c, i + 1);
+    return static_cast<std::size_t>(i) * stride + (p ? 0 : stride) + c.n;
+  }
+  const int k = i - 1;  // the odd partner: the population comes from j = n + c_k
+  const bool p = (parity != 0) != wall(c, k);
+  return static_cast<std::size_t>(k) * stride + (p ? stride : 0) + (c.n + static_cast<std::size_t>(offset(c, k)));
+}
+CUSH_HOST_DEVICE inline std::size_t esoteric_store_slot(std::size_t stride, const Site& c, int parity, int i) {
+  if (i == 0) return c.n;
+  if (i % 2 == 1) return static_cast<std::size_t>(parity ? i + 1 : i) * stride + (c.n + static_cast<std::size_t>(offset(c, i)));
+  return static_cast<std::size_t>(parity ? i - 1 : i) * stride + c.n;
+}
+
+// --- the updates -----------------------------------------------------------------------------
+
+/// One A-B pull step of fluid cell (x, y, z): load from `from`, collide, store to `to`. Solid cells
+/// are left alone.
+template <class T>
+CUSH_HOST_DEVICE inline void update_ab(const T* from, T* to, const Slab& s, int x, int y, int z, Physics p) {
+  if (solid(s, x, y)) return;
+  const Site c = site(s, x, y, z);
+  float f[kQ];
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) f[i] = load(from, ab_slot(s.stride, c, i));
+  collide(f, p);
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) store(to, static_cast<std::size_t>(i) * s.stride + c.n, f[i]);
+}
+
+/// One esoteric-pull step of parity `parity` of fluid cell (x, y, z), in place. Solid cells are
+/// left alone.
+template <class T>
+CUSH_HOST_DEVICE inline void update_esoteric(T* f_, const Slab& s, int x, int y, int z, int parity, Physics p) {
+  if (solid(s, x, y)) return;
+  const Site c = site(s, x, y, z);
+  float f[kQ];
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) f[i] = load(f_, esoteric_load_slot(s.stride, c, parity, i));
+  collide(f, p);
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) store(f_, esoteric_store_slot(s.stride, c, parity, i), f[i]);
+}
+
+/// rho, ux, uy, uz of cell (x, y, z) as the next step would see them (esoteric: that step's
+/// parity); solid cells: rho = 1, u = 0.
+struct Output {
+  float rho, ux, uy, uz;
+};
+template <class T>
+CUSH_HOST_DEVICE inline Output observe(Pattern pattern, const T* f_, const Slab& s, int x, int y, int z, int parity,
+                                       Physics p) {
+  if (solid(s, x, y)) return {1.0f, 0.0f, 0.0f, 0.0f};
+  const Site c = site(s, x, y, z);
+  float f[kQ];
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i)
+    f[i] = load(f_, pattern == Pattern::ab ? ab_slot(s.stride, c, i) : esoteric_load_slot(s.stride, c, parity, i));
+  const Moments m = moments(f, p.force_z);
+  return {m.rho, m.ux, m.uy, m.uz};
+}
+
+}  // namespace cell
+}  // namespace lbm
+}  // namespace cases

@@ -1,0 +1,232 @@
+// Case "lbm", GPU: every variant against the single-GPU reference, bit for bit (they share the
+// kernels, so any difference is an exchange or ordering bug), on an odd duct that splits along z
+// over 1, 2, 3, 4 and 8 GPUs (slabs of uneven thickness too); the reference against the physics:
+// A-B pull equals esoteric pull, the steady duct matches White's series at second order, mass is
+// conserved. Skips where the host has no GPU (tests/support/gpu.hpp).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cush/device_set.hpp"
+#include "lbm.hpp"
+#include "support/gpu.hpp"
+
+namespace lbm = cases::lbm;
+
+namespace {
+
+// 19 x 23 x 24: no dimension fills a warp or a block; 24 layers split evenly over 1, 2, 3, 4, 8
+// GPUs and unevenly over 5, 6, 7.
+const lbm::Duct kDuct{19, 23, 24, 0.8, 2e-5};
+
+template <class V>
+constexpr bool kMultiGpu = !std::is_same_v<V, lbm::Single>;
+
+const char* name(lbm::Pattern p) { return p == lbm::Pattern::ab ? "A-B" : "esoteric"; }
+const char* name(lbm::Storage s) { return s == lbm::Storage::fp32 ? "fp32" : "fp16s"; }
+
+// `steps` steps run as run(first), run(steps - first): state carried between calls (the current
+// lattice, the parity) is tested too.
+template <class V>
+lbm::Moments moments_after(const lbm::Duct& d, const cases::Devices& gpus, lbm::Options o, std::size_t steps,
+                           std::size_t first) {
+  V v(d, gpus, o);
+  v.run(first);
+  v.run(steps - first);
+  v.wait();
+  return v.moments();
+}
+
+::testing::AssertionResult same_bits(const lbm::Moments& got, const lbm::Moments& want) {
+  const std::pair<const std::vector<float>*, const std::vector<float>*> parts[4] = {
+      {&got.rho, &want.rho}, {&got.ux, &want.ux}, {&got.uy, &want.uy}, {&got.uz, &want.uz}};
+  const char* names[4] = {"rho", "ux", "uy", "uz"};
+  std::size_t bad = 0;
+  std::string first;
+  for (int c = 0; c < 4; ++c) {
+    const auto& [a, b] = parts[c];
+    if (a->size() != b->size())
+      return ::testing::AssertionFailure() << names[c] << ": " << a->size() << " values, expected " << b->size();
+    for (std::size_t n = 0; n < a->size(); ++n)
+      if (std::memcmp(&(*a)[n], &(*b)[n], sizeof(float)) != 0 && bad++ < 3)
+        first += std::string(" ") + names[c] + "[" + std::to_string(n) + "] " + std::to_string((*a)[n]) + " vs " +
+                 std::to_string((*b)[n]) + ";";
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " values differ:" << first;
+}
+
+// The device lists a variant is tested on: one GPU for the reference; for the multi-GPU variants
+// every count the host has up to 8, and two GPUs in reverse order.
+template <class V>
+std::vector<std::vector<int>> device_lists() {
+  if (!kMultiGpu<V>) return {cush_test::first_devices(1)};
+  const int n = std::min(8, cush::DeviceSet::available());
+  std::vector<std::vector<int>> lists;
+  for (int c = 1; c <= n; ++c) lists.push_back(cush_test::first_devices(c));
+  if (n >= 2) lists.push_back({1, 0});
+  return lists;
+}
+
+double fluid_mass(const lbm::Duct& d, const lbm::Moments& m) {
+  double s = 0;
+  for (std::size_t z = 0; z < d.nz; ++z)
+    for (std::size_t y = 1; y + 1 < d.ny; ++y)
+      for (std::size_t x = 1; x + 1 < d.nx; ++x) s += m.rho[x + d.nx * (y + d.ny * z)];
+  return s;
+}
+
+// The duct of `fluid` x `fluid` fluid cells run from rest to its steady state (1.2 M^2 / nu + 200
+// steps), u_max = 0.05: the L2 error of u_z, the worst over the layers.
+double steady_error(std::size_t fluid, double tau, lbm::Storage storage, std::size_t nz = 4) {
+  lbm::Duct d{fluid + 2, fluid + 2, nz, tau, 0.0};
+  d.force = lbm::force_for(d, 0.05);
+  const auto steps = static_cast<std::size_t>(1.2 * static_cast<double>(fluid * fluid) / d.viscosity()) + 200;
+  const lbm::Moments m = moments_after<lbm::Single>(d, cases::Devices::first(1), {lbm::Pattern::esoteric, storage}, steps,
+                                                    steps / 2);
+  double worst = 0;
+  for (std::size_t z = 0; z < nz; ++z) worst = std::max(worst, lbm::l2_error(d, m, z));
+  return worst;
+}
+
+}  // namespace
+
+// --- every variant against the reference --------------------------------------------------------
+
+template <class V>
+class LbmVariant : public ::testing::Test {};
+
+// The variants under test.
+using Variants = ::testing::Types<lbm::Single, lbm::MultiCuda, lbm::MultiCush>;
+TYPED_TEST_SUITE(LbmVariant, Variants);
+
+// 100 steps as 37 + 63, every pattern and storage, every device list, with and without overlap:
+// the same bits as the single-GPU reference run as one call of 100 steps. The fluid starts with a
+// density perturbation that differs in every cell, so an exchange that moved the wrong layer or
+// population shows.
+TYPED_TEST(LbmVariant, MatchesTheSingleGpuReferenceBitForBit) {
+  using V = TypeParam;
+  CUSH_REQUIRE_GPUS(1);
+  for (lbm::Pattern pattern : {lbm::Pattern::ab, lbm::Pattern::esoteric})
+    for (lbm::Storage storage : {lbm::Storage::fp32, lbm::Storage::fp16s}) {
+      constexpr float kPerturbation = 1e-3f;
+      const lbm::Moments want =
+          moments_after<lbm::Single>(kDuct, cases::Devices::first(1), {pattern, storage, true, kPerturbation}, 100, 100);
+      ASSERT_GT(std::fabs(want.uz[9 + kDuct.nx * 11]), 1e-6) << "the flow has not started";
+      const std::size_t layer = kDuct.nx * kDuct.ny;
+      ASSERT_NE(want.rho[9 + kDuct.nx * 11], want.rho[9 + kDuct.nx * 11 + 5 * layer]) << "z layers alike";
+      for (const std::vector<int>& ids : device_lists<V>())
+        for (bool overlap : {true, false}) {
+          if (!kMultiGpu<V> && !overlap) continue;
+          const lbm::Options o{pattern, storage, overlap, kPerturbation};
+          EXPECT_TRUE(same_bits(moments_after<V>(kDuct, cases::Devices::of(ids), o, 100, 37), want))
+              << name(pattern) << " " << name(storage) << (overlap ? ", overlap" : ", no overlap") << ", devices "
+              << cush_test::to_string(ids);
+        }
+    }
+}
+
+// More GPUs than z layers: a slab thinner than one layer is rejected, before any device is used.
+TYPED_TEST(LbmVariant, RejectsSlabsThinnerThanOneLayer) {
+  using V = TypeParam;
+  if constexpr (!kMultiGpu<V>) {
+    GTEST_SKIP() << "the single-GPU variant has no slabs";
+  } else {
+    CUSH_REQUIRE_GPUS(1);
+    const int n = std::min(8, cush::DeviceSet::available());
+    if (n >= 2) {
+      const lbm::Duct d{9, 9, static_cast<std::size_t>(n - 1), 0.8, 1e-5};
+      // std::invalid_argument from the raw variant, cush::InvalidArgument from cush's decomposition.
+      EXPECT_THROW(V(d, cases::Devices::first(n), {}), std::exception) << n << " GPUs, " << n - 1 << " layers";
+    }
+  }
+}
+
+// --- the reference ----------------------------------------------------------------------------
+
+TEST(LbmGpu, StartsAtRest) {
+  CUSH_REQUIRE_GPUS(1);
+  for (lbm::Pattern pattern : {lbm::Pattern::ab, lbm::Pattern::esoteric})
+    for (lbm::Storage storage : {lbm::Storage::fp32, lbm::Storage::fp16s}) {
+      lbm::Single v(kDuct, cases::Devices::first(1), {pattern, storage});
+      const lbm::Moments m = v.moments();
+      const float half_force = 0.5f * static_cast<float>(kDuct.force);
+      for (std::size_t n = 0; n < kDuct.cells(); ++n) {
+        const std::size_t x = n % kDuct.nx, y = n / kDuct.nx % kDuct.ny;
+        const bool fluid = x > 0 && x + 1 < kDuct.nx && y > 0 && y + 1 < kDuct.ny;
+        ASSERT_EQ(m.rho[n], 1.0f) << n;
+        ASSERT_EQ(m.ux[n], 0.0f) << n;
+        ASSERT_EQ(m.uy[n], 0.0f) << n;
+        ASSERT_EQ(m.uz[n], fluid ? half_force : 0.0f) << n;  // u = (sum f c + F / 2) / rho
+      }
+    }
+}
+
+// A-B pull and esoteric pull are the same scheme (cell.hpp): the same bits on the GPU too, also on
+// a duct of one layer (z wraps onto itself).
+TEST(LbmGpu, AbEqualsEsotericBitForBit) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const lbm::Duct& d : {kDuct, lbm::Duct{34, 5, 1, 0.6, -3e-5}})
+    for (lbm::Storage storage : {lbm::Storage::fp32, lbm::Storage::fp16s}) {
+      const cases::Devices one = cases::Devices::first(1);
+      const lbm::Moments ab = moments_after<lbm::Single>(d, one, {lbm::Pattern::ab, storage}, 100, 37);
+      const lbm::Moments eso = moments_after<lbm::Single>(d, one, {lbm::Pattern::esoteric, storage}, 100, 37);
+      EXPECT_TRUE(same_bits(eso, ab)) << name(storage) << ", " << d.nx << "x" << d.ny << "x" << d.nz;
+    }
+}
+
+// The steady duct of 32 x 32 fluid cells against White's series (spec §2): FP32 within
+// 2 C(tau) / M^2 (C = 0.95 at tau = 0.8), FP16S within 3% (tau = 0.6, where FP16S is most
+// accurate for this slow flow).
+TEST(LbmGpu, SteadyDuctMatchesTheAnalyticProfile) {
+  CUSH_REQUIRE_GPUS(1);
+  const double fp32 = steady_error(32, 0.8, lbm::Storage::fp32);
+  EXPECT_LT(fp32, 2 * 0.95 / (32.0 * 32.0));
+  const double fp16s = steady_error(32, 0.6, lbm::Storage::fp16s);
+  EXPECT_LT(fp16s, 0.03);
+  std::printf("steady duct L2, M = 32: fp32 tau 0.8 %.3e, fp16s tau 0.6 %.3e\n", fp32, fp16s);
+}
+
+// Second order: the error falls about fourfold from M = 16 to 32 to 64 (FP32, tau = 0.8).
+TEST(LbmGpu, SteadyDuctConvergesAtSecondOrder) {
+  CUSH_REQUIRE_GPUS(1);
+  const double e16 = steady_error(16, 0.8, lbm::Storage::fp32, 2);
+  const double e32 = steady_error(32, 0.8, lbm::Storage::fp32, 2);
+  const double e64 = steady_error(64, 0.8, lbm::Storage::fp32, 2);
+  EXPECT_GT(e16 / e32, 3.0) << e16 << ", " << e32;
+  EXPECT_GT(e32 / e64, 3.0) << e32 << ", " << e64;
+  EXPECT_LT(e64, 2 * 0.95 / (64.0 * 64.0));
+  std::printf("steady duct L2, tau 0.8: M = 16 %.3e, 32 %.3e, 64 %.3e\n", e16, e32, e64);
+}
+
+// Mass: the sum of rho over the fluid cells drifts by less than 1e-5 (relative) over 2000 steps,
+// FP32, both patterns.
+TEST(LbmGpu, MassIsConserved) {
+  CUSH_REQUIRE_GPUS(1);
+  for (lbm::Pattern pattern : {lbm::Pattern::ab, lbm::Pattern::esoteric}) {
+    lbm::Single v(kDuct, cases::Devices::first(1), {pattern, lbm::Storage::fp32});
+    const double m0 = fluid_mass(kDuct, v.moments());
+    v.run(2000);
+    const lbm::Moments m = v.moments();
+    EXPECT_NEAR(fluid_mass(kDuct, m) / m0, 1.0, 1e-5) << name(pattern);
+    EXPECT_GT(m.uz[9 + kDuct.nx * 11], 1e-3f) << name(pattern) << ": the flow has not developed";
+  }
+}
+
+TEST(LbmGpu, BadDuctsAreRejected) {
+  CUSH_REQUIRE_GPUS(1);
+  const cases::Devices one = cases::Devices::first(1);
+  EXPECT_THROW(lbm::Single(lbm::Duct{2, 9, 4, 0.8, 0}, one), std::invalid_argument);
+  EXPECT_THROW(lbm::Single(lbm::Duct{9, 9, 0, 0.8, 0}, one), std::invalid_argument);
+  EXPECT_THROW(lbm::Single(lbm::Duct{9, 9, 4, 0.5, 0}, one), std::invalid_argument);
+  EXPECT_THROW(lbm::Single(kDuct, cases::Devices{}), std::invalid_argument);
+}
