@@ -12,6 +12,7 @@
 #   CUSH_BUILD_DIR           the build (default build-gpu)
 #   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
 #   CUSH_SANITIZE_FILTER     gtest filter for the test binaries (default: all tests)
+#   CUSH_SANITIZE_ONLY       regex: only the binaries and examples whose names match (default: all)
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
 set -uo pipefail
@@ -46,7 +47,7 @@ fi
 
 if [[ "$steps" == *" sanitize "* ]]; then
   binaries=$(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort)
-  examples="$build/examples/cush_device_ops:100003 $build/examples/cush_field_step:131,5 $build/examples/cush_pipeline:16,5"
+  examples="$build/examples/cush_device_ops:100003 $build/examples/cush_field_step:131,5 $build/examples/cush_field_components:1003,5 $build/examples/cush_pipeline:16,5"
   for n in ${CUSH_SANITIZE_COUNTS:-2 4}; do
     for tool in ${CUSH_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
       log="$OUT/sanitize_${tool}_$n.log"
@@ -56,6 +57,7 @@ if [[ "$steps" == *" sanitize "* ]]; then
       line="$tool, CUSH_VIRTUAL_GPUS=$n:"
       for entry in $binaries $examples "$build/examples/cush_virtual_gpus:$n"; do
         bin=${entry%%:*}
+        [[ "$(basename "$bin")" =~ ${CUSH_SANITIZE_ONLY:-.} ]] || continue
         if [[ " ${CUSH_SANITIZE_SKIP:-} " == *" $tool:$(basename "$bin") "* ]]; then
           line+=" $(basename "$bin") left out;"
           continue

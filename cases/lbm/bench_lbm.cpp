@@ -1,9 +1,9 @@
 // Case "lbm" in bench_cases: the three variants of cases/lbm on a duct at rest, driven.
 //
 // Names (time: wall clock for the steps on data already on the GPUs, warm-up excluded):
-//   case/lbm/<pattern>_<storage>/<variant>/<g>gpu/<M>       strong: M x M x 256 (the seed's series, M = 32 .. 320,
+//   case/lbm_<pattern>_<storage>/<variant>/<g>gpu/<M>       strong: M x M x 256 (the seed's series, M = 32 .. 320,
 //                                                           and larger up to CUSH_BENCH_LBM_MAX_M where it fits)
-//   case/lbm_weak/<pattern>_<storage>/<variant>/<g>gpu/<M>  weak: M x M x (M g), M^3 cells per GPU
+//   case/lbm_weak_<pattern>_<storage>/<variant>/<g>gpu/<M>  weak: M x M x (M g), M^3 cells per GPU
 //   copy/lbm/d2d/<MiB>                                      cudaMemcpyAsync of a buffer on GPU 0 to another: the
 //                                                           copy bandwidth the MLUPS are measured against
 // pattern: ab (A-B pull) or esoteric (esoteric pull); storage: fp32 or fp16s. Steps per timed
@@ -97,7 +97,7 @@ const char* name(lbm::Options o) {
 // The three variants on `d` (the single reference on one GPU only) under `family`.
 void add_variants(const std::string& family, lbm::Duct d, int g, lbm::Options o, const std::string& size) {
   const std::string on = "/" + std::to_string(g) + "gpu/" + size;
-  const std::string base = "case/" + family + "/" + name(o);
+  const std::string base = "case/" + family + "_" + name(o);
   if (g == 1) cush_bench::add_timed(base + "/single" + on, [=](benchmark::State& s) { steps<lbm::Single>(s, d, 1, o); });
   cush_bench::add_timed(base + "/multi_cuda" + on, [=](benchmark::State& s) { steps<lbm::MultiCuda>(s, d, g, o); });
   cush_bench::add_timed(base + "/multi_cush" + on, [=](benchmark::State& s) { steps<lbm::MultiCush>(s, d, g, o); });

@@ -4,8 +4,8 @@
 // rows that start 128-byte aligned, and the neighbours' populations shifted by one cell, which
 // the L1 and L2 caches serve; each population is loaded and stored once per step.
 //
-// Launch shape: blocks of kBlockCells threads, bx along x (a multiple of 32, up to 128) times
-// 128 / bx rows; the grid covers the fluid rows (y = 1 .. ny - 2) of the z range, a layer per grid
+// Launch shape: blocks of kBlockCells (256) threads, bx along x (a multiple of 32, up to 256)
+// times 256 / bx rows; the grid covers the fluid rows (y = 1 .. ny - 2) of the z range, a layer per grid
 // z index (ranges deeper than 65535 layers in several launches). The threads of the wall columns
 // x = 0 and nx - 1 return at once (keeping warps aligned with the rows costs less than the
 // misaligned accesses of an offset). Templates over the stored type (float, __half) and the parity, which the slots of
@@ -46,13 +46,30 @@ namespace lbm {
 
 namespace {
 
-constexpr int kBlockCells = 128;
+// Threads per block and the esoteric kernel's launch bound (blocks per SM). Measured on one H200,
+// 256^3, single-GPU reference, MLUPS esoteric FP32 / FP16S, A-B FP32 / FP16S:
+//   128 threads, bound 8:  24,383 / 34,832 / 21,468 / 32,734
+//   128 threads, no bound: 24,395 / 33,800 / 21,468 / 32,733
+//   256 threads, bound 4:  24,614 / 35,605 / 21,573 / 33,166   (chosen)
+//    64 threads, bound 16: 23,733 / 34,602 / 21,443 / 32,279
+// (cases/lbm/README.md; CMake's CUSH_LBM_TUNING overrides them for such experiments.)
+#ifndef CUSH_LBM_BLOCK
+#define CUSH_LBM_BLOCK 256
+#endif
+#ifndef CUSH_LBM_MIN_BLOCKS
+#define CUSH_LBM_MIN_BLOCKS 4
+#endif
+constexpr int kBlockCells = CUSH_LBM_BLOCK;
 
 // Registers (ptxas, sm_90, CUDA 13): esoteric pull 63-64, A-B 53-54, moments 34-47, no spills.
-// Esoteric pull is capped at 64 per thread (8 blocks of 128 threads, 1024 threads per SM, half the
+// Esoteric pull is capped at 64 per thread (4 blocks of 256 threads, 1024 threads per SM, half the
 // thread slots: plenty for a kernel with 19 independent loads per thread in flight); an earlier
 // version with a z loop inside the kernel needed 72 unbounded and spilled under the cap.
-#define CUSH_LBM_BOUNDS __launch_bounds__(kBlockCells, 8)
+#if CUSH_LBM_MIN_BLOCKS > 0
+#define CUSH_LBM_BOUNDS __launch_bounds__(kBlockCells, CUSH_LBM_MIN_BLOCKS)
+#else
+#define CUSH_LBM_BOUNDS
+#endif
 
 template <class T>
 __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
@@ -98,7 +115,7 @@ struct Shape {
 };
 // Threads for x in [0, nx), rows [0, rows), `layers` layers (at most kMaxGridZ).
 Shape shape(int nx, int rows, int layers) {
-  const int bx = std::min(128, (nx + 31) / 32 * 32);
+  const int bx = std::min(kBlockCells, (nx + 31) / 32 * 32);
   const int by = kBlockCells / bx;
   Shape s;
   s.block = dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by), 1);

@@ -26,7 +26,7 @@ constexpr std::size_t kStrideAlign = 64;
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 // Frees what the constructor got so far (null pointers and streams are skipped).
-void release(int device, cudaStream_t stream, void* a, void* b, float* out) noexcept {
+void release(int device, cudaStream_t stream, void* a, void* b, float* out) {  // never throws (CUSH_CUDA_CHECK_NOEXCEPT); no noexcept keyword: pmccabe cannot parse it
   CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device));
   if (stream != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream));
   if (a != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(a));
