@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import complexity, gbench, perf
-from .summaries import advection, device_ops, halo, matmul
+from .summaries import advection, device_ops, halo, lbm, matmul
 
 CASES_JSON = "perf_cases.json"
 HOST_OPS_JSON = "perf_host_ops.json"
@@ -30,6 +30,8 @@ PAGE_RUNS = [
     ("matmul.md", "perf_cases_matmul_1gpu.json", functools.partial(matmul.figures, tag="first")),
     ("matmul.md", "matmul_1gpu_rerun_2026-11-23.json", _matmul_rerun),
     ("halo.md", "halo_2026-11-23.json", halo.figures),
+    ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
+    ("lbm.md", "lbm_largest_2026-11-24.json", lbm.figures),
     ("device_ops.md", "device_ops_2026-11-23_small.json", functools.partial(device_ops.figures, "A")),
     ("device_ops.md", "device_ops_2026-11-23_large.json", functools.partial(device_ops.figures, "A")),
     ("device_ops.md", "device_ops_2026-11-23_reps.json", functools.partial(device_ops.figures, "B")),
