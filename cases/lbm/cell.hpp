@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "cush/host_device.hpp"
 #include "kernels.hpp"
@@ -77,12 +78,16 @@ inline float div(float a, float b) { return a / b; }
 
 inline constexpr float kHalfScale = 32768.0f;
 
-CUSH_HOST_DEVICE inline float load(const float* f, std::size_t k) { return f[k]; }
-CUSH_HOST_DEVICE inline float load(const __half* f, std::size_t k) {
-  return __half2float(f[k]) * (1.0f / kHalfScale);  // exact: a power of two
-}
-CUSH_HOST_DEVICE inline void store(float* f, std::size_t k, float v) { f[k] = v; }
-CUSH_HOST_DEVICE inline void store(__half* f, std::size_t k, float v) { f[k] = __float2half_rn(v * kHalfScale); }
+/// Populations as loaded and stored: FP32 as they are, FP16S in units of 2^-15 (the half's value,
+/// not rescaled: the collision works in these units, scale() below, which is exact, since
+/// scaling by a power of two commutes with rounding, and saves two multiplies per population).
+CUSH_HOST_DEVICE inline float load(const float* f, std::uint32_t k) { return f[k]; }
+CUSH_HOST_DEVICE inline float load(const __half* f, std::uint32_t k) { return __half2float(f[k]); }
+CUSH_HOST_DEVICE inline void store(float* f, std::uint32_t k, float v) { f[k] = v; }
+CUSH_HOST_DEVICE inline void store(__half* f, std::uint32_t k, float v) { f[k] = __float2half_rn(v); }
+/// The units of the stored populations: 1 for FP32, 2^15 for FP16S.
+template <class T>
+CUSH_HOST_DEVICE constexpr float scale() { return sizeof(T) == 2 ? kHalfScale : 1.0f; }
 
 // --- the collision ---------------------------------------------------------------------------
 
@@ -107,11 +112,14 @@ CUSH_HOST_DEVICE inline float dot_c(int i, float x, float y, float z) {
 struct Moments {
   float rhom1, rho, ux, uy, uz;
 };
+/// `f` in the stored units (scale<T>()): the sums are taken in them and brought back exactly.
+template <class T>
 CUSH_HOST_DEVICE inline Moments moments(const float (&f)[kQ], float force_z) {
   Moments m;
   float s = f[0];
   CUSH_LBM_UNROLL
   for (int i = 1; i < kQ; ++i) s = add(s, f[i]);
+  if constexpr (scale<T>() != 1.0f) s = mul(s, 1.0f / scale<T>());
   m.rhom1 = s;
   m.rho = add(s, 1.0f);
   // Pairs of opposites first: differences of nearly equal numbers, exact more often.
@@ -123,6 +131,11 @@ CUSH_HOST_DEVICE inline Moments moments(const float (&f)[kQ], float force_z) {
     if (cx(i) != 0) { jx = fx ? (cx(i) > 0 ? add(jx, d) : sub(jx, d)) : (cx(i) > 0 ? d : -d); fx = true; }
     if (cy(i) != 0) { jy = fy ? (cy(i) > 0 ? add(jy, d) : sub(jy, d)) : (cy(i) > 0 ? d : -d); fy = true; }
     if (cz(i) != 0) { jz = fz ? (cz(i) > 0 ? add(jz, d) : sub(jz, d)) : (cz(i) > 0 ? d : -d); fz = true; }
+  }
+  if constexpr (scale<T>() != 1.0f) {
+    jx = mul(jx, 1.0f / scale<T>());
+    jy = mul(jy, 1.0f / scale<T>());
+    jz = mul(jz, 1.0f / scale<T>());
   }
   const float r = div(1.0f, m.rho);
   m.ux = mul(jx, r);
@@ -138,8 +151,10 @@ CUSH_HOST_DEVICE inline Moments moments(const float (&f)[kQ], float force_z) {
 /// which for F = (0, 0, F) is w_i g [c_iz (1 + 3 c_i.u) - u_z] with g = 3 F (1 - omega / 2). Written
 /// as f*_i = (1 - omega) f_i + (omega feq_i + S_i) with the per-weight factors hoisted: about
 /// eight operations per population, so that FP16S stays bandwidth-bound.
+/// `f` in the stored units (scale<T>()); feq and the source are brought into them.
+template <class T>
 CUSH_HOST_DEVICE inline void collide(float (&f)[kQ], Physics p) {
-  const Moments m = moments(f, p.force_z);
+  const Moments m = moments<T>(f, p.force_z);
   const float ux3 = mul(3.0f, m.ux), uy3 = mul(3.0f, m.uy), uz3 = mul(3.0f, m.uz);
   const float u15 = mul(1.5f, fma(m.ux, m.ux, fma(m.uy, m.uy, mul(m.uz, m.uz))));
   const float om1 = sub(1.0f, p.omega);
@@ -153,6 +168,11 @@ CUSH_HOST_DEVICE inline void collide(float (&f)[kQ], Physics p) {
     rhos[k] = mul(wk, m.rho);
     rhom1s[k] = mul(wk, m.rhom1);
     wg[k] = mul(wk, g);
+    if constexpr (scale<T>() != 1.0f) {
+      rhos[k] = mul(rhos[k], scale<T>());
+      rhom1s[k] = mul(rhom1s[k], scale<T>());
+      wg[k] = mul(wg[k], scale<T>());
+    }
     s0[k] = -mul(wg[k], m.uz);
     sp[k] = mul(wg[k], sub(1.0f, m.uz));
     sm[k] = mul(wg[k], sub(-1.0f, m.uz));
@@ -173,20 +193,23 @@ CUSH_HOST_DEVICE inline void collide(float (&f)[kQ], Physics p) {
 /// Solid: the wall layer on the x and y sides.
 CUSH_HOST_DEVICE inline bool solid(const Slab& s, int x, int y) { return x == 0 || x == s.nx - 1 || y == 0 || y == s.ny - 1; }
 
-/// A fluid cell of a slab: its element (population 0), the elements to its z neighbours, and which
-/// of its x and y neighbours are solid.
+/// A fluid cell of a slab: its element within a population's array, the elements to its z
+/// neighbours, and which of its x and y neighbours are solid. Elements within one population fit
+/// 32 bits (check_range() in kernels.cu refuses a slab whose population arrays do not): the slots
+/// below are a population and a 32-bit element, so the addresses a thread keeps across the
+/// collision are 32-bit offsets from the per-population base addresses, which are the same for
+/// every thread.
 struct Site {
-  std::size_t n;
-  std::ptrdiff_t up, down;  // to the cell at z + 1, z - 1 (periodic wrap when the slab has no ghosts)
-  std::ptrdiff_t pitch;
-  bool xm, xp, ym, yp;      // the cell at x - 1, x + 1, y - 1, y + 1 is solid
+  std::uint32_t n;
+  std::int32_t up, down;  // to the cell at z + 1, z - 1 (periodic wrap when the slab has no ghosts)
+  std::int32_t pitch;
+  bool xm, xp, ym, yp;    // the cell at x - 1, x + 1, y - 1, y + 1 is solid
 };
 CUSH_HOST_DEVICE inline Site site(const Slab& s, int x, int y, int z) {
   Site c;
-  const std::ptrdiff_t pitch = static_cast<std::ptrdiff_t>(s.pitch);
-  const std::ptrdiff_t layer = pitch * s.ny;
-  c.n = static_cast<std::size_t>(x) + s.pitch * (static_cast<std::size_t>(y) +
-                                                 static_cast<std::size_t>(s.ny) * static_cast<std::size_t>(z + s.ghost));
+  const auto pitch = static_cast<std::int32_t>(s.pitch);
+  const std::int32_t layer = pitch * s.ny;
+  c.n = static_cast<std::uint32_t>(x + pitch * (y + s.ny * (z + s.ghost)));
   c.up = layer;
   c.down = -layer;
   if (s.ghost == 0) {
@@ -201,7 +224,7 @@ CUSH_HOST_DEVICE inline Site site(const Slab& s, int x, int y, int z) {
   return c;
 }
 /// Elements from the cell to its neighbour n + c_i.
-CUSH_HOST_DEVICE inline std::ptrdiff_t offset(const Site& c, int i) {
+CUSH_HOST_DEVICE inline std::int32_t offset(const Site& c, int i) {
   return cx(i) + cy(i) * c.pitch + (cz(i) > 0 ? c.up : (cz(i) < 0 ? c.down : 0));
 }
 /// Whether the neighbour n + c_i is solid.
@@ -209,15 +232,23 @@ CUSH_HOST_DEVICE inline bool wall(const Site& c, int i) {
   return (cx(i) > 0 && c.xp) || (cx(i) < 0 && c.xm) || (cy(i) > 0 && c.yp) || (cy(i) < 0 && c.ym);
 }
 
+/// A slot: element `at` of population array `pop`.
+struct Slot {
+  int pop;
+  std::uint32_t at;
+};
+CUSH_HOST_DEVICE inline std::uint32_t neighbour(const Site& c, int i) {
+  return static_cast<std::uint32_t>(static_cast<std::int32_t>(c.n) + offset(c, i));
+}
+
 // --- the slots: where the next step loads population i of a fluid cell ------------------------
 
 /// A-B pull: f_i comes from n - c_i in `from`, or, if that cell is solid, is from[opposite(i)] at
 /// the cell itself (halfway bounce-back). Stores go to slot i of the cell in `to`.
-CUSH_HOST_DEVICE inline std::size_t ab_slot(std::size_t stride, const Site& c, int i) {
-  if (i == 0) return c.n;
+CUSH_HOST_DEVICE inline Slot ab_slot(const Site& c, int i) {
+  if (i == 0) return {0, c.n};
   const int o = opposite(i);  // n - c_i = n + c_o
-  return wall(c, o) ? static_cast<std::size_t>(o) * stride + c.n
-                    : static_cast<std::size_t>(i) * stride + (c.n + static_cast<std::size_t>(offset(c, o)));
+  return wall(c, o) ? Slot{o, c.n} : Slot{i, neighbour(c, o)};
 }
 
 /// Esoteric pull with parity p, j = n + c_i for odd i (spec §3, FluidX3D load_f / store_f):
@@ -225,20 +256,34 @@ CUSH_HOST_DEVICE inline std::size_t ab_slot(std::size_t stride, const Site& c, i
 ///   store F[p ? i + 1 : i][j] = f_i,      F[p ? i : i + 1][n] = f_{i+1}
 /// with the slot of a load flipped where the cell it stands for is solid (halfway bounce-back,
 /// see the top of the file): n - c_i for f_i, j for f_{i+1}.
-CUSH_HOST_DEVICE inline std::size_t esoteric_load_slot(std::size_t stride, const Site& c, int parity, int i) {
-  if (i == 0) return c.n;
+CUSH_HOST_DEVICE inline Slot esoteric_load_slot(const Site& c, int parity, int i) {
+  if (i == 0) return {0, c.n};
   if (i % 2 == 1) {
     const bool p = (parity != 0) != wall(c, i + 1);
-    return static_cast<std::size_t>(i) * stride + (p ? 0 : stride) + c.n;
+    return {p ? i : i + 1, c.n};
   }
   const int k = i - 1;  // the odd partner: the population comes from j = n + c_k
   const bool p = (parity != 0) != wall(c, k);
-  return static_cast<std::size_t>(k) * stride + (p ? stride : 0) + (c.n + static_cast<std::size_t>(offset(c, k)));
+  return {p ? k + 1 : k, neighbour(c, k)};
 }
-CUSH_HOST_DEVICE inline std::size_t esoteric_store_slot(std::size_t stride, const Site& c, int parity, int i) {
-  if (i == 0) return c.n;
-  if (i % 2 == 1) return static_cast<std::size_t>(parity ? i + 1 : i) * stride + (c.n + static_cast<std::size_t>(offset(c, i)));
-  return static_cast<std::size_t>(parity ? i - 1 : i) * stride + c.n;
+CUSH_HOST_DEVICE inline Slot esoteric_store_slot(const Site& c, int parity, int i) {
+  if (i == 0) return {0, c.n};
+  if (i % 2 == 1) return {parity ? i + 1 : i, neighbour(c, i)};
+  return {parity ? i - 1 : i, c.n};
+}
+
+/// Population `pop`'s array.
+template <class T>
+CUSH_HOST_DEVICE inline T* population(T* f, std::size_t stride, int pop) {
+  return f + static_cast<std::size_t>(pop) * stride;
+}
+template <class T>
+CUSH_HOST_DEVICE inline float load(T* f, std::size_t stride, Slot s) {
+  return load(population(f, stride, s.pop), s.at);
+}
+template <class T>
+CUSH_HOST_DEVICE inline void store(T* f, std::size_t stride, Slot s, float v) {
+  store(population(f, stride, s.pop), s.at, v);
 }
 
 // --- the updates -----------------------------------------------------------------------------
@@ -251,10 +296,10 @@ CUSH_HOST_DEVICE inline void update_ab(const T* from, T* to, const Slab& s, int 
   const Site c = site(s, x, y, z);
   float f[kQ];
   CUSH_LBM_UNROLL
-  for (int i = 0; i < kQ; ++i) f[i] = load(from, ab_slot(s.stride, c, i));
-  collide(f, p);
+  for (int i = 0; i < kQ; ++i) f[i] = load(from, s.stride, ab_slot(c, i));
+  collide<T>(f, p);
   CUSH_LBM_UNROLL
-  for (int i = 0; i < kQ; ++i) store(to, static_cast<std::size_t>(i) * s.stride + c.n, f[i]);
+  for (int i = 0; i < kQ; ++i) store(to, s.stride, Slot{i, c.n}, f[i]);
 }
 
 /// One esoteric-pull step of parity `parity` of fluid cell (x, y, z), in place. Solid cells are
@@ -265,10 +310,10 @@ CUSH_HOST_DEVICE inline void update_esoteric(T* f_, const Slab& s, int x, int y,
   const Site c = site(s, x, y, z);
   float f[kQ];
   CUSH_LBM_UNROLL
-  for (int i = 0; i < kQ; ++i) f[i] = load(f_, esoteric_load_slot(s.stride, c, parity, i));
-  collide(f, p);
+  for (int i = 0; i < kQ; ++i) f[i] = load(f_, s.stride, esoteric_load_slot(c, parity, i));
+  collide<T>(f, p);
   CUSH_LBM_UNROLL
-  for (int i = 0; i < kQ; ++i) store(f_, esoteric_store_slot(s.stride, c, parity, i), f[i]);
+  for (int i = 0; i < kQ; ++i) store(f_, s.stride, esoteric_store_slot(c, parity, i), f[i]);
 }
 
 /// rho, ux, uy, uz of cell (x, y, z) as the next step would see them (esoteric: that step's
@@ -284,8 +329,8 @@ CUSH_HOST_DEVICE inline Output observe(Pattern pattern, const T* f_, const Slab&
   float f[kQ];
   CUSH_LBM_UNROLL
   for (int i = 0; i < kQ; ++i)
-    f[i] = load(f_, pattern == Pattern::ab ? ab_slot(s.stride, c, i) : esoteric_load_slot(s.stride, c, parity, i));
-  const Moments m = moments(f, p.force_z);
+    f[i] = load(f_, s.stride, pattern == Pattern::ab ? ab_slot(c, i) : esoteric_load_slot(c, parity, i));
+  const Moments m = moments<T>(f, p.force_z);
   return {m.rho, m.ux, m.uy, m.uz};
 }
 

@@ -125,6 +125,11 @@ Shape shape(int nx, int rows, int layers) {
 }
 
 void check_range(const char* where, const Slab& s, int z0, int z1) {
+  // Elements within a population are 32-bit (cell.hpp, Site): the stored cells of a slab too.
+  const std::size_t stored = s.pitch * static_cast<std::size_t>(s.ny) * static_cast<std::size_t>(s.nz + 2 * s.ghost);
+  if (stored >= (std::size_t{1} << 31))
+    throw std::invalid_argument(std::string(where) + ": a slab of " + std::to_string(stored) +
+                                " cells; at most 2^31 - 1 per GPU (split the lattice over more GPUs)");
   if (z0 < 0 || z1 > s.nz || s.nx < 3 || s.ny < 3 || s.pitch < static_cast<std::size_t>(s.nx) ||
       (s.ghost != 0 && s.ghost != 1) || s.f == nullptr)
     throw std::invalid_argument(std::string(where) + ": bad slab or z range [" + std::to_string(z0) + ", " +
@@ -177,7 +182,7 @@ __global__ void perturb_kernel(Slab s, int z_first, int nz_total, float a) {
   if (x >= s.nx || cell::solid(s, x, y)) return;
   const float phase = 6.2831853f * static_cast<float>(z_first + z) / static_cast<float>(nz_total);
   const float v = a * (sinf(phase + 0.37f * static_cast<float>(x)) + 0.5f * cosf(0.23f * static_cast<float>(y * (z + z_first + 1))));
-  cell::store(static_cast<T*>(s.f), cell::site(s, x, y, z).n, v);
+  cell::store(static_cast<T*>(s.f), cell::site(s, x, y, z).n, v * cell::scale<T>());
 }
 
 }  // namespace

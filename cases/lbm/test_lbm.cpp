@@ -113,9 +113,8 @@ class Emulation {
           const cell::Site c = cell::site(g.s, x, y, z);
           const std::size_t n = static_cast<std::size_t>(x) + duct_.nx * (static_cast<std::size_t>(y) + duct_.ny * static_cast<std::size_t>(z));
           for (int i = 0; i < kQ; ++i) {
-            const std::size_t k = pattern_ == lbm::Pattern::ab ? cell::ab_slot(g.s.stride, c, i)
-                                                               : cell::esoteric_load_slot(g.s.stride, c, 1, i);
-            cell::store(g.f(), k, incoming[static_cast<std::size_t>(i) + kQ * n]);
+            const cell::Slot k = pattern_ == lbm::Pattern::ab ? cell::ab_slot(c, i) : cell::esoteric_load_slot(c, 1, i);
+            cell::store(g.f(), g.s.stride, k, incoming[static_cast<std::size_t>(i) + kQ * n] * cell::scale<T>());
           }
         }
     const int nz = static_cast<int>(duct_.nz);
@@ -363,7 +362,7 @@ TEST(Lbm, CollisionConservesMassAndAddsTheForce) {
       j0[1] += static_cast<double>(f[i]) * cell::cy(i);
       j0[2] += static_cast<double>(f[i]) * cell::cz(i);
     }
-    cell::collide(f, p);
+    cell::collide<float>(f, p);
     for (int i = 0; i < kQ; ++i) {
       m1 += f[i];
       j1[0] += static_cast<double>(f[i]) * cell::cx(i);
@@ -376,17 +375,17 @@ TEST(Lbm, CollisionConservesMassAndAddsTheForce) {
     EXPECT_NEAR(j1[2], j0[2] + p.force_z, 2e-7);
   }
   float rest[kQ] = {};
-  cell::collide(rest, lbm::Physics{1.25f, 0.0f});
+  cell::collide<float>(rest, lbm::Physics{1.25f, 0.0f});
   for (int i = 0; i < kQ; ++i) EXPECT_EQ(rest[i], 0.0f) << i;
   // Without force the non-equilibrium part shrinks by 1 - omega (omega = 1: equilibrium at once).
   const auto eq = shifted_feq(1.01, 0.02, -0.01, 0.03);
   float f[kQ];
   for (int i = 0; i < kQ; ++i) f[i] = static_cast<float>(eq[i] + (i % 3 - 1) * 1e-3 * cell::w(i));
-  const cell::Moments m = cell::moments(f, 0.0f);
+  const cell::Moments m = cell::moments<float>(f, 0.0f);
   const auto eq2 = shifted_feq(m.rho, m.ux, m.uy, m.uz);
   float g1[kQ];
   std::memcpy(g1, f, sizeof f);
-  cell::collide(g1, lbm::Physics{1.0f, 0.0f});
+  cell::collide<float>(g1, lbm::Physics{1.0f, 0.0f});
   for (int i = 0; i < kQ; ++i) EXPECT_NEAR(g1[i], eq2[i], 1e-7) << i;
 }
 
@@ -410,11 +409,12 @@ TEST(Lbm, HostHalfConversionsRoundToNearestEven) {
     ASSERT_EQ(bits_of(__float2half_rn(-v)), b | 0x8000U) << "minus half " << b;
   }
   EXPECT_EQ(bits_of(__float2half_rn(65520.0f)), 0x7c00U);  // rounds to infinity
-  // The scale: a population 1e-3 is stored as the half of 32.768.
+  // The scale: a population 1e-3 is stored as the half of 32.768, and collided in those units.
   __half h;
-  cell::store(&h, 0, 1e-3f);
+  cell::store(&h, 0, 1e-3f * cell::scale<__half>());
   EXPECT_EQ(__half2float(h), __half2float(__float2half_rn(32.768f)));
-  EXPECT_NEAR(cell::load(&h, 0), 1e-3f, 1e-3f / 1024);
+  EXPECT_NEAR(cell::load(&h, 0) / cell::scale<__half>(), 1e-3f, 1e-3f / 1024);
+  EXPECT_EQ(cell::scale<float>(), 1.0f);
 }
 
 // --- the patterns ---------------------------------------------------------------------------------
