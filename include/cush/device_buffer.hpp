@@ -7,7 +7,8 @@
 namespace cush {
 
 /// @brief `bytes` of memory on `device` (cudaMalloc), freed on destruction. Zero bytes owns
-/// nothing and has a null data().
+/// nothing and has a null data(). A device without room for it: OutOfMemory (with the device's
+/// free memory), leaving no CUDA error pending; any other failure: CudaError.
 class DeviceBuffer {
  public:
   DeviceBuffer() noexcept = default;

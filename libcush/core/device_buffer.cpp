@@ -14,8 +14,16 @@ namespace cush {
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : device_(device), bytes_(bytes) {
   if (bytes == 0) return;
   DeviceGuard guard(device);
-  CUSH_CUDA_CHECK_AT(cudaMalloc(&data_, bytes),
-                     "allocating " + detail::format_bytes(bytes) + " on device " + std::to_string(device));
+  const cudaError_t status = cudaMalloc(&data_, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    // Not sticky: cleared, so that no later check reports it; the device's free memory named.
+    (void)cudaGetLastError();
+    data_ = nullptr;
+    std::size_t free_bytes = 0, total = 0;
+    CUSH_CUDA_CHECK_AT(cudaMemGetInfo(&free_bytes, &total), "device " + std::to_string(device));
+    throw OutOfMemory("cush::DeviceBuffer", device, bytes, free_bytes);
+  }
+  CUSH_CUDA_CHECK_AT(status, "allocating " + detail::format_bytes(bytes) + " on device " + std::to_string(device));
 }
 
 DeviceBuffer::~DeviceBuffer() { reset(); }

@@ -16,6 +16,8 @@ std::map<std::pair<int, int>, bool>& capabilities() {
   static std::map<std::pair<int, int>, bool> known;
   return known;
 }
+// The (from, to) pairs of physical GPUs whose peer access is enabled: enabling is per physical
+// pair, so logical devices on the same GPUs share it.
 std::set<std::pair<int, int>>& enabled() {
   static std::set<std::pair<int, int>> pairs;
   return pairs;
@@ -44,16 +46,12 @@ bool same_gpu(int a, int b) { return device_map().same_gpu(a, b); }
 
 bool enable_peer_access_once(int from, int to) {
   std::lock_guard lock(mutex);
-  if (device_map().same_gpu(from, to) || enabled().contains({from, to})) return true;
-  if (!can_access_locked(from, to)) return false;
-  // Enabling is per physical pair: logical devices on the same GPUs share it.
+  if (device_map().same_gpu(from, to)) return true;
   const std::pair<int, int> physical{physical_id(from), physical_id(to)};
-  static std::set<std::pair<int, int>> physical_enabled;
-  if (!physical_enabled.contains(physical)) {
-    enable_physical_peer_access(from, to);
-    physical_enabled.insert(physical);
-  }
-  enabled().insert({from, to});
+  if (enabled().contains(physical)) return true;
+  if (!can_access_locked(from, to)) return false;
+  enable_physical_peer_access(from, to);
+  enabled().insert(physical);  // only once enabling succeeded
   return true;
 }
 

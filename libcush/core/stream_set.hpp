@@ -20,8 +20,6 @@ class StreamSet {
   StreamSet(std::span<const int> devices, std::span<const StreamRef> streams, const char* where);
 
   [[nodiscard]] std::span<const cudaStream_t> handles() const noexcept { return handles_; }
-  /// True if the streams are the caller's.
-  [[nodiscard]] bool borrowed() const noexcept { return owned_.empty() && !handles_.empty(); }
 
  private:
   std::vector<Stream> owned_;

@@ -78,10 +78,8 @@ void PlanBase::allocate(DeviceSet devices, const Distribution& distribution, Lay
     const std::size_t needed = impl->layout.capacity(pos) * element_size;
     try {
       impl->buffers.emplace_back(impl->devices[pos], needed);
-    } catch (const CudaError& e) {
-      if (e.code() != cudaErrorMemoryAllocation) throw;
-      (void)cudaGetLastError();  // not sticky: clear it, so that no later check reports it
-      throw OutOfMemory(where, impl->devices[pos], needed, impl->devices.free_memory(pos));
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory(where, e.device(), e.needed(), e.available());  // named as the plan's
     }
     impl->data.push_back(impl->buffers.back().data());
     detail::prepare_transports(impl->devices[pos]);

@@ -29,6 +29,13 @@ bool Operation::capturing() const {
   return *capturing_;
 }
 
+std::vector<int> Operation::devices() const {
+  std::vector<int> ids(dst.ids.begin(), dst.ids.end());
+  for (int id : src.ids)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  return ids;
+}
+
 const TransportBackend& backend(Transport t) {
   switch (t) {
     case Transport::peer: return peer_backend();

@@ -49,6 +49,8 @@ class Operation {
   /// True if either plan's stream on some device is being captured into a graph (asked once).
   [[nodiscard]] bool capturing() const;
   [[nodiscard]] bool within_one_plan() const noexcept { return src.resources == dst.resources; }
+  /// The devices taking part, once each: the destination's, then the source's others.
+  [[nodiscard]] std::vector<int> devices() const;
 
  private:
   std::function<TransferList()> make_list_;

@@ -280,9 +280,7 @@ bool all_gather_fits(const Operation& op) {
 // "devices 0 and 2 share GPU 0" for the first two logical devices of the operation on one
 // physical GPU (virtual GPUs), or empty.
 std::string shared_gpu(const Operation& op) {
-  std::vector<int> ids(op.dst.ids.begin(), op.dst.ids.end());
-  for (int id : op.src.ids)
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  const std::vector<int> ids = op.devices();
   for (std::size_t a = 0; a < ids.size(); ++a)
     for (std::size_t b = a + 1; b < ids.size(); ++b)
       if (same_gpu(ids[a], ids[b]))

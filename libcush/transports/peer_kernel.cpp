@@ -160,19 +160,11 @@ void execute(const TransferList& list, std::size_t element_size, const Endpoint&
   }
 }
 
-// The CUDA ids of the devices taking part (the destination's, then the source's others).
-std::vector<int> participants(const Operation& op) {
-  std::vector<int> ids(op.dst.ids.begin(), op.dst.ids.end());
-  for (int id : op.src.ids)
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-  return ids;
-}
-
 class PeerKernel final : public TransportBackend {
  public:
   std::string refusal(const Operation& op) const override {
     // Every participant stores into every other's flags, not only where data moves.
-    const std::vector<int> ids = participants(op);
+    const std::vector<int> ids = op.devices();
     for (int a : ids)
       for (int b : ids) {
         if (a >= b) continue;

@@ -36,6 +36,17 @@ TEST(PlanGpu, RejectsBadInputBeforeAllocatingAnything) {
     EXPECT_GT(e.needed(), e.available());
     EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
   }
+  // A buffer or a field too large for the device: OutOfMemory too (not CudaError), no error left
+  // pending.
+  try {
+    cush::DeviceBuffer buffer(gpus[0], too_many);
+    FAIL() << "a buffer larger than the GPU must be rejected";
+  } catch (const cush::OutOfMemory& e) {
+    EXPECT_EQ(e.device(), gpus[0]);
+    EXPECT_EQ(e.needed(), too_many);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_THROW(cush::Field<double>(cush::DeviceSet({gpus[0]}), cush::Extent3{too_many / 8, 1, 1}, 1), cush::OutOfMemory);
   if (cush_test::under_cuda_tool()) return;  // its allocations move free memory; its leak check stands in
   for (std::size_t i = 0; i < gpus.size(); ++i) EXPECT_EQ(gpus.free_memory(i), free_before[i]) << "device " << gpus[i];
 }
