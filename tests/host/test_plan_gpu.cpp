@@ -39,9 +39,11 @@ TEST(PlanGpu, RejectsBadInputBeforeAllocatingAnything) {
   if (!cush_test::under_cuda_tool())  // its allocations move free memory; its leak check stands in
     for (std::size_t i = 0; i < gpus.size(); ++i) EXPECT_EQ(gpus.free_memory(i), free_before[i]) << "device " << gpus[i];
 
-  // A buffer too large for the device: OutOfMemory too (not CudaError), nothing allocated, no
-  // error left pending.
-  const std::size_t free0 = gpus.free_memory(0);
+  // A buffer or a field too large for the device: OutOfMemory too (not CudaError), no error left
+  // pending. No free-memory check: with 2 to 8 virtual GPUs the GPU's free memory was 2-4 MiB lower
+  // after a cudaMalloc of twice its size or more had failed (CUDA's own, measured 2026-11-24; the
+  // plan's smaller failed allocation above leaves it unchanged); compute-sanitizer's leak check
+  // covers these paths.
   try {
     cush::DeviceBuffer buffer(gpus[0], too_many);
     FAIL() << "a buffer larger than the GPU must be rejected";
@@ -50,10 +52,6 @@ TEST(PlanGpu, RejectsBadInputBeforeAllocatingAnything) {
     EXPECT_EQ(e.needed(), too_many);
   }
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  if (!cush_test::under_cuda_tool()) EXPECT_EQ(gpus.free_memory(0), free0);
-  // A field too large: OutOfMemory before its buffers are allocated. (Its streams are made and
-  // destroyed first; with virtual GPUs CUDA kept 2 MiB of the GPU after that, so no free-memory
-  // check here.)
   EXPECT_THROW(cush::Field<double>(cush::DeviceSet({gpus[0]}), cush::Extent3{too_many / 8, 1, 1}, 1), cush::OutOfMemory);
 }
 
