@@ -41,8 +41,8 @@ TEST(PlanGpu, RejectsBadInputBeforeAllocatingAnything) {
 
   // A buffer or a field too large for the device: OutOfMemory too (not CudaError), no error left
   // pending. No free-memory check: with 2 to 8 virtual GPUs the GPU's free memory was 2-4 MiB lower
-  // after a cudaMalloc of twice its size or more had failed (CUDA's own, measured 2026-11-24; the
-  // plan's smaller failed allocation above leaves it unchanged); compute-sanitizer's leak check
+  // after a cudaMalloc of 2 to 8 times its size had failed (CUDA's own, measured 2026-11-24; the
+  // plan's failed allocation above, of 8 times its size, left it unchanged); compute-sanitizer's leak check
   // covers these paths.
   try {
     cush::DeviceBuffer buffer(gpus[0], too_many);
