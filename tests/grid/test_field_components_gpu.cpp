@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -168,6 +169,40 @@ TEST(FieldComponents, SelectedComponentsAreFilledAndWrittenBack) {
         check_selection(ids, nz, ab, start_finish);
         check_selection(ids, nz, esoteric, start_finish);
       }
+}
+
+// exchange_overlapped: for every block, update() gets the interior first, then boundary boxes;
+// together they cover the owned cells exactly once, and the exchange is done when it returns
+// (no exchange in flight: another can start).
+TEST(FieldComponents, ExchangeOverlappedCoversTheOwnedCellsOnce) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const std::vector<int>& ids : cush_test::device_orders()) {
+    GridOptions o;
+    o.periodic = {true, false, true};
+    cush::Field<float> f(cush::DeviceSet(ids), {9, 7, 11}, 3, o, 2);
+    SCOPED_TRACE("on " + cush_test::to_string(ids));
+    std::vector<std::vector<int>> visits(f.grid().size());
+    std::vector<int> calls(f.grid().size(), 0);
+    f.exchange_overlapped(cush::HaloComponents().fill(2, +1, {1}), 1, [&](const cush::Block<float>& b, const cush::Box& box) {
+      int device = -1;
+      ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+      EXPECT_EQ(device, cush::physical_device(b.device())) << "update() runs with the block's device current";
+      const cush::Box& owned = f.grid().owned(b.pos());
+      if (calls[b.pos()]++ == 0) EXPECT_EQ(box, f.grid().interior(b.pos(), 1)) << "the interior comes first";
+      std::vector<int>& v = visits[b.pos()];
+      v.resize(owned.volume(), 0);
+      for (std::ptrdiff_t z = box.lo[2]; z < box.lo[2] + static_cast<std::ptrdiff_t>(box.size[2]); ++z)
+        for (std::ptrdiff_t y = box.lo[1]; y < box.lo[1] + static_cast<std::ptrdiff_t>(box.size[1]); ++y)
+          for (std::ptrdiff_t x = box.lo[0]; x < box.lo[0] + static_cast<std::ptrdiff_t>(box.size[0]); ++x)
+            ++v.at(static_cast<std::size_t>(x + static_cast<std::ptrdiff_t>(owned.size[0]) *
+                                                     (y + static_cast<std::ptrdiff_t>(owned.size[1]) * z)));
+    });
+    for (std::size_t k = 0; k < visits.size(); ++k)
+      EXPECT_EQ(std::count(visits[k].begin(), visits[k].end(), 1), static_cast<long>(f.grid().owned(k).volume()))
+          << "block " << k;
+    EXPECT_NO_THROW(f.exchange());  // nothing left in flight
+    f.wait();
+  }
 }
 
 TEST(FieldComponents, BadSelectionsAreRefusedBeforeAnythingRuns) {
