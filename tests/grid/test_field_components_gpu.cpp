@@ -171,7 +171,8 @@ TEST(FieldComponents, SelectedComponentsAreFilledAndWrittenBack) {
       }
 }
 
-// exchange_overlapped: for every block, update() gets the interior first, then boundary boxes;
+// exchange_overlapped: for every block, update() gets the interior first (unless it is empty, as
+// for thin blocks), then boundary boxes;
 // together they cover the owned cells exactly once, and the exchange is done when it returns
 // (no exchange in flight: another can start).
 TEST(FieldComponents, ExchangeOverlappedCoversTheOwnedCellsOnce) {
@@ -188,7 +189,9 @@ TEST(FieldComponents, ExchangeOverlappedCoversTheOwnedCellsOnce) {
       ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
       EXPECT_EQ(device, cush::physical_device(b.device())) << "update() runs with the block's device current";
       const cush::Box& owned = f.grid().owned(b.pos());
-      if (calls[b.pos()]++ == 0) EXPECT_EQ(box, f.grid().interior(b.pos(), 1)) << "the interior comes first";
+      const cush::Box interior = f.grid().interior(b.pos(), 1);
+      if (calls[b.pos()]++ == 0 && !interior.empty()) EXPECT_EQ(box, interior) << "the interior comes first";
+      EXPECT_FALSE(box.empty()) << "no call for an empty box";
       std::vector<int>& v = visits[b.pos()];
       v.resize(owned.volume(), 0);
       for (std::ptrdiff_t z = box.lo[2]; z < box.lo[2] + static_cast<std::ptrdiff_t>(box.size[2]); ++z)
