@@ -31,12 +31,16 @@
 #include "cell.hpp"
 #include "kernels.hpp"
 #include "lbm.hpp"
+#include "test_support.hpp"
 
 namespace lbm = cases::lbm;
 namespace cell = cases::lbm::cell;
 using lbm::kQ;
 
 namespace {
+
+using lbm_test::fluid_mass;
+using lbm_test::same_bits;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
@@ -245,24 +249,6 @@ std::string name(const lbm::Duct& d) {
   return std::to_string(d.nx) + "x" + std::to_string(d.ny) + "x" + std::to_string(d.nz);
 }
 
-// Bit-for-bit equality of two sets of moments; reports the first few differences.
-::testing::AssertionResult same_bits(const lbm::Moments& got, const lbm::Moments& want) {
-  const std::pair<const std::vector<float>*, const std::vector<float>*> parts[4] = {
-      {&got.rho, &want.rho}, {&got.ux, &want.ux}, {&got.uy, &want.uy}, {&got.uz, &want.uz}};
-  const char* names[4] = {"rho", "ux", "uy", "uz"};
-  std::size_t bad = 0;
-  std::string first;
-  for (int c = 0; c < 4; ++c) {
-    const auto& [a, b] = parts[c];
-    if (a->size() != b->size()) return ::testing::AssertionFailure() << names[c] << ": sizes differ";
-    for (std::size_t n = 0; n < a->size(); ++n)
-      if (std::memcmp(&(*a)[n], &(*b)[n], sizeof(float)) != 0 && bad++ < 3)
-        first += std::string(" ") + names[c] + "[" + std::to_string(n) + "] " + std::to_string((*a)[n]) + " vs " +
-                 std::to_string((*b)[n]) + ";";
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " values differ:" << first;
-}
 
 template <class T>
 lbm::Moments run_emulation(const lbm::Duct& d, lbm::Pattern pattern, std::vector<int> split, std::size_t steps,
@@ -280,14 +266,6 @@ lbm::Moments run_storage(lbm::Storage storage, const lbm::Duct& d, lbm::Pattern 
                                        : run_emulation<__half>(d, pattern, std::move(split), steps, state, drop);
 }
 
-// Sum of rho over the fluid cells.
-double fluid_mass(const lbm::Duct& d, const lbm::Moments& m) {
-  double s = 0;
-  for (std::size_t z = 0; z < d.nz; ++z)
-    for (std::size_t y = 1; y + 1 < d.ny; ++y)
-      for (std::size_t x = 1; x + 1 < d.nx; ++x) s += m.rho[x + d.nx * (y + d.ny * z)];
-  return s;
-}
 
 // The duct run from rest to a steady state (1.2 M^2 / nu + 200 steps, M the larger fluid
 // width), u_max = 0.05; the L2 error of u_z in layer 0.

@@ -18,11 +18,15 @@
 
 #include "cush/device_set.hpp"
 #include "lbm.hpp"
+#include "test_support.hpp"
 #include "support/gpu.hpp"
 
 namespace lbm = cases::lbm;
 
 namespace {
+
+using lbm_test::fluid_mass;
+using lbm_test::same_bits;
 
 // 19 x 23 x 24: no dimension fills a warp or a block; 24 layers split evenly over 1, 2, 3, 4, 8
 // GPUs and unevenly over 5, 6, 7.
@@ -46,24 +50,6 @@ lbm::Moments moments_after(const lbm::Duct& d, const cases::Devices& gpus, lbm::
   return v.moments();
 }
 
-::testing::AssertionResult same_bits(const lbm::Moments& got, const lbm::Moments& want) {
-  const std::pair<const std::vector<float>*, const std::vector<float>*> parts[4] = {
-      {&got.rho, &want.rho}, {&got.ux, &want.ux}, {&got.uy, &want.uy}, {&got.uz, &want.uz}};
-  const char* names[4] = {"rho", "ux", "uy", "uz"};
-  std::size_t bad = 0;
-  std::string first;
-  for (int c = 0; c < 4; ++c) {
-    const auto& [a, b] = parts[c];
-    if (a->size() != b->size())
-      return ::testing::AssertionFailure() << names[c] << ": " << a->size() << " values, expected " << b->size();
-    for (std::size_t n = 0; n < a->size(); ++n)
-      if (std::memcmp(&(*a)[n], &(*b)[n], sizeof(float)) != 0 && bad++ < 3)
-        first += std::string(" ") + names[c] + "[" + std::to_string(n) + "] " + std::to_string((*a)[n]) + " vs " +
-                 std::to_string((*b)[n]) + ";";
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " values differ:" << first;
-}
 
 // The device lists a variant is tested on: one GPU for the reference; for the multi-GPU variants
 // every count the host has up to 8, and two GPUs in reverse order.
@@ -77,13 +63,6 @@ std::vector<std::vector<int>> device_lists() {
   return lists;
 }
 
-double fluid_mass(const lbm::Duct& d, const lbm::Moments& m) {
-  double s = 0;
-  for (std::size_t z = 0; z < d.nz; ++z)
-    for (std::size_t y = 1; y + 1 < d.ny; ++y)
-      for (std::size_t x = 1; x + 1 < d.nx; ++x) s += m.rho[x + d.nx * (y + d.ny * z)];
-  return s;
-}
 
 // The duct of `fluid` x `fluid` fluid cells run from rest to its steady state (1.2 M^2 / nu + 200
 // steps), u_max = 0.05: the L2 error of u_z, the worst over the layers.

@@ -176,20 +176,12 @@ class Field : public FieldBase {
   /// the exchange is in flight that work must follow the rules of exchange_start(which).
   template <class F>
   void exchange_overlapped(const HaloComponents& which, std::size_t radius, F&& update) {
-    const Decomposition& g = grid();
-    exchange_start(which);
-    for_each([&](const Block<T>& b) {
-      if (const Box in = g.interior(b.pos(), radius); !in.empty()) update(b, in);
-    });
-    exchange_finish();
-    for_each([&](const Block<T>& b) {
-      for (const Box& box : g.boundary(b.pos(), radius)) update(b, box);
-    });
+    overlapped([&] { exchange_start(which); }, radius, update);
   }
   /// The same, every component exchanged.
   template <class F>
   void exchange_overlapped(std::size_t radius, F&& update) {
-    exchange_overlapped(HaloComponents::all(components()), radius, std::forward<F>(update));
+    overlapped([&] { exchange_start(); }, radius, update);
   }
 
   /// The global array `host` (extent cells, x fastest, no ghosts; with several components, one
@@ -202,6 +194,19 @@ class Field : public FieldBase {
  private:
   struct Alike {};
   Field(const FieldBase& like, Alike, std::size_t components) : FieldBase(like, sizeof(T), components) {}
+
+  template <class Start, class F>
+  void overlapped(Start start, std::size_t radius, F& update) {
+    const Decomposition& g = grid();
+    start();
+    for_each([&](const Block<T>& b) {
+      if (const Box in = g.interior(b.pos(), radius); !in.empty()) update(b, in);
+    });
+    exchange_finish();
+    for_each([&](const Block<T>& b) {
+      for (const Box& box : g.boundary(b.pos(), radius)) update(b, box);
+    });
+  }
 };
 
 }  // namespace cush

@@ -45,7 +45,8 @@ struct FieldBase::Impl {
   std::size_t components = 1;
   std::vector<std::size_t> strides;  // per block, elements from one component to the next
   HaloTransport transport = HaloTransport::automatic;
-  std::unique_ptr<detail::FieldEngine> engine;  // every component filled everywhere
+  HaloComponents everything;                    // every component filled everywhere
+  std::unique_ptr<detail::FieldEngine> engine;  // its exchange
   // The engines of exchanges of some components (exchange(which)), built on first use.
   std::vector<std::pair<HaloComponents, std::unique_ptr<detail::FieldEngine>>> selective;
   detail::FieldEngine* in_flight = nullptr;  // the engine of the exchange started and not finished
@@ -77,7 +78,8 @@ struct FieldBase::Impl {
       buffers.emplace_back(devices[k], bytes[k]);
       data.push_back(static_cast<std::byte*>(buffers.back().data()) + grid.lead() * element_size);
     }
-    engine = make_engine(HaloComponents::all(components));
+    everything = HaloComponents::all(components);
+    engine = make_engine(everything);
   }
 
   [[nodiscard]] std::unique_ptr<detail::FieldEngine> make_engine(const HaloComponents& which) const {
@@ -96,7 +98,7 @@ struct FieldBase::Impl {
 
   // The engine of `which` (built and kept on first use).
   detail::FieldEngine& engine_for(const HaloComponents& which) {
-    if (which == HaloComponents::all(components)) return *engine;
+    if (which == everything) return *engine;
     for (auto& [w, e] : selective)
       if (w == which) return *e;
     detail::check_components(grid, which, components);
@@ -235,7 +237,7 @@ void FieldBase::set_halo_transport(HaloTransport transport) {
   f.transport = transport;
   std::unique_ptr<detail::FieldEngine> next;
   try {
-    next = f.make_engine(HaloComponents::all(f.components));
+    next = f.make_engine(f.everything);
   } catch (...) {
     f.transport = old;
     throw;
