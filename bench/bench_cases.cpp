@@ -9,6 +9,7 @@ void register_scale();      // cases/scale/bench_scale.cpp
 void register_matmul();     // cases/matmul/bench_matmul.cpp
 void register_advection();  // cases/advection/bench_advection.cpp
 void register_lbm();        // cases/lbm/bench_lbm.cpp
+void register_fft();        // cases/fft/bench_fft.cpp
 
 namespace {
 void register_cases() {
@@ -16,6 +17,7 @@ void register_cases() {
   register_matmul();
   register_advection();
   register_lbm();
+  register_fft();
 }
 }  // namespace
 

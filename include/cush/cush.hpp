@@ -20,5 +20,6 @@
 #include "cush/segment.hpp"
 #include "cush/stream.hpp"
 #include "cush/transport.hpp"
+#include "cush/transpose.hpp"
 #include "cush/version.hpp"
 #include "cush/virtual_gpus.hpp"

@@ -1,8 +1,8 @@
 # Run with -DMANIFEST=<build>/install_manifest.txt -DSOURCE=<source dir>: the installed include
-# tree must hold exactly the public headers (include/cush/*.hpp), and nothing from the library's
+# tree must hold exactly the public headers (include/cush/*.hpp and *.cuh), and nothing from the library's
 # private headers or any subfolder.
 file(STRINGS "${MANIFEST}" installed)
-file(GLOB public RELATIVE "${SOURCE}/include" "${SOURCE}/include/cush/*.hpp")
+file(GLOB public RELATIVE "${SOURCE}/include" "${SOURCE}/include/cush/*.hpp" "${SOURCE}/include/cush/*.cuh")
 set(headers)
 foreach(path IN LISTS installed)
   if(path MATCHES "/include/(.*)$")
@@ -16,7 +16,7 @@ if(NOT headers STREQUAL public)
   list(REMOVE_ITEM extra ${public})
   set(missing ${public})
   list(REMOVE_ITEM missing ${headers})
-  message(FATAL_ERROR "installed headers differ from include/cush/*.hpp:\n  installed but not public: ${extra}\n  public but not installed: ${missing}")
+  message(FATAL_ERROR "installed headers differ from include/cush/*.hpp and *.cuh:\n  installed but not public: ${extra}\n  public but not installed: ${missing}")
 endif()
 list(LENGTH headers count)
 message(STATUS "install manifest: ${count} public headers, nothing else under include/")

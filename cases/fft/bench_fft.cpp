@@ -1,0 +1,136 @@
+// Case "fft" in bench_cases: the variants of cases/fft, forward transforms.
+//
+// Names (time: wall clock of one forward transform on data already on the GPUs, unless e2e):
+//   case/fft_<mode>/<variant>/<g>gpu/<e>        strong: N = 2^e in total (the seed's 10 .. 25, and 26 .. 30)
+//   case/fft_weak_<mode>/<variant>/<g>gpu/<e>   weak: 2^e points per GPU, N = 2^e g
+//   case/fft_e2e_<mode>/<variant>/<g>gpu/<e>    end to end: pinned host -> GPUs, forward, -> host
+//   case/fft_<mode>/<variant>/<g>vgpu/<e>       g virtual GPUs on one GPU (only when the process runs
+//                                               with CUSH_VIRTUAL_GPUS): the same algorithmic work as
+//                                               g GPUs, on one GPU's memory; not a multi-GPU speed
+//   part/fft/<piece>/1gpu/<e>                   the pieces of the cush variant on one GPU:
+//                                               rows_n1, rows_n2 (the two batched cuFFT stages),
+//                                               transpose, transpose_twiddle (cush::transpose, N points)
+// mode: natural (natural in and out: 3 all-to-alls), transposed_out (2), transposed (1);
+// variant: single (one cuFFT call, natural only, 1 GPU), multi_cuda, multi_cush, cufftxt (natural
+// only, 2, 4, 8 GPUs). Counters: GFLOP/s (5 N log2 N / t), gpus. Rows whose buffers do not fit the
+// GPUs' free memory are skipped.
+
+#include <cuda_runtime.h>
+
+#include <bit>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "cush/error.hpp"
+#include "fft.hpp"
+#include "harness.hpp"
+
+void fft_pieces(benchmark::State& state, std::size_t n, int piece);  // bench_fft_pieces.cu
+
+namespace {
+
+namespace fft = cases::fft;
+using fft::Order;
+
+struct Mode {
+  const char* name;
+  Order in, out;
+};
+const Mode kModes[] = {{"natural", Order::natural, Order::natural},
+                       {"transposed_out", Order::natural, Order::transposed},
+                       {"transposed", Order::transposed, Order::transposed}};
+
+// Whether `buffers` times the data fits, spread over the physical GPUs the devices use (all on
+// GPU 0 with virtual GPUs), with 1 GiB to spare on each.
+bool fits(std::size_t n, const cases::Devices& gpus, double buffers) {
+  const int physical = cush::virtual_gpus_active() ? 1 : gpus.count();
+  const double per_gpu = buffers * static_cast<double>(n * sizeof(fft::Complex)) / physical;
+  for (int g = 0; g < physical; ++g) {
+    std::size_t free = 0, total = 0;
+    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    if (per_gpu + static_cast<double>(std::size_t{1} << 30) > static_cast<double>(free)) return false;
+  }
+  return true;
+}
+
+template <class V>
+double buffers() {
+  if constexpr (std::is_same_v<V, fft::Xt>) return 5.0;  // two descriptors and a work area of 3x the share
+  return 3.0;                                             // two buffers and the work area (single: cuFFT's)
+}
+
+template <class V>
+void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mode m, bool e2e) {
+  if (!fits(n, gpus, buffers<V>())) {
+    state.SkipWithError("skipped: the buffers do not fit the GPUs' free memory");
+    return;
+  }
+  V v(n, gpus);
+  fft::Complex* host = nullptr;
+  if (e2e) CUSH_CUDA_CHECK(cudaMallocHost(&host, n * sizeof(fft::Complex)));
+  std::vector<fft::Complex> x(e2e ? 0 : n);
+  for (std::size_t i = 0; i < n; ++i) (e2e ? host : x.data())[i] = fft::Complex{static_cast<float>(i % 7), 0.5f};
+  v.load(e2e ? host : x.data());
+  v.forward(m.in, m.out);  // warm-up
+  v.wait();
+  cush_bench::WallTimer timer;
+  double seconds = 0;
+  for (auto _ : state) {
+    timer.start();
+    if (e2e) v.load(host);
+    v.forward(m.in, m.out);
+    if (e2e) v.store(host);
+    v.wait();
+    const double s = timer.stop();
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  if (host != nullptr) CUSH_CUDA_CHECK(cudaFreeHost(host));
+  state.counters["GFLOP/s"] = fft::flops(n) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["gpus"] = gpus.count();
+}
+
+void add(const std::string& family, const Mode& m, std::size_t n, int g, const std::string& on, bool e2e) {
+  const std::string base = "case/" + family + "_" + m.name;
+  const std::string tail = "/" + on + "/" + std::to_string(std::bit_width(n) - 1);
+  const cases::Devices gpus = cases::Devices::first(g);
+  if (g == 1 && m.in == Order::natural && m.out == Order::natural)
+    cush_bench::add_timed(base + "/single" + tail, [=](benchmark::State& s) { transforms<fft::Single>(s, n, gpus, m, e2e); });
+  if (n / static_cast<std::size_t>(g) < 4 * static_cast<std::size_t>(g)) return;  // shape(): g must divide both factors
+  cush_bench::add_timed(base + "/multi_cuda" + tail, [=](benchmark::State& s) { transforms<fft::MultiCuda>(s, n, gpus, m, e2e); });
+  cush_bench::add_timed(base + "/multi_cush" + tail, [=](benchmark::State& s) { transforms<fft::MultiCush>(s, n, gpus, m, e2e); });
+  if ((g == 2 || g == 4 || g == 8) && m.in == Order::natural && m.out == Order::natural)
+    cush_bench::add_timed(base + "/cufftxt" + tail, [=](benchmark::State& s) { transforms<fft::Xt>(s, n, gpus, m, e2e); });
+}
+
+}  // namespace
+
+void register_fft() {
+  const int available = cush_bench::gpus_for_rows();
+  if (available == 0) return;
+  for (const Mode& m : kModes) {
+    for (int e = 10; e <= 30; ++e)
+      for (int g = 1; g <= available; g *= 2) add("fft", m, std::size_t{1} << e, g, std::to_string(g) + "gpu", false);
+    for (int e = 10; e <= 28; e += 2)
+      for (int g = 1; g <= available; g *= 2)
+        add("fft_weak", m, (std::size_t{1} << e) * static_cast<std::size_t>(g), g, std::to_string(g) + "gpu", false);
+    for (int e : {24, 26, 28}) add("fft_e2e", m, std::size_t{1} << e, 1, "1gpu", true);
+  }
+  // Virtual GPUs: the process's logical devices on GPU 0 (see the top of the file).
+  if (cush::virtual_gpus_active())
+    for (const Mode& m : kModes)
+      for (int e : {20, 24, 26, 28})
+        for (int g = 2; g <= cush::DeviceSet::available(); g *= 2)
+          add("fft", m, std::size_t{1} << e, g, std::to_string(g) + "vgpu", false);
+  for (int piece = 0; piece < 4; ++piece) {
+    static const char* names[] = {"rows_n1", "rows_n2", "transpose", "transpose_twiddle"};
+    for (int e : {24, 26, 28, 30}) {
+      const std::size_t n = std::size_t{1} << e;
+      cush_bench::add_timed(std::string("part/fft/") + names[piece] + "/1gpu/" + std::to_string(e),
+                            [=](benchmark::State& s) { fft_pieces(s, n, piece); });
+    }
+  }
+}

@@ -1,0 +1,53 @@
+// Case "fft" in bench_cases: the pieces of the cush variant's transform on one GPU, for the
+// README's breakdown (part/fft/... rows, bench_fft.cpp): the two batched cuFFT stages and
+// cush::transpose of N points without and with the twiddle. GB/s counts N points read and
+// written once (16 bytes per point).
+
+#include <cuda_runtime.h>
+
+#include "cush/cush.hpp"
+#include "cush/error.hpp"
+#include "cush/transpose.cuh"
+#include "fft.hpp"
+#include "harness.hpp"
+#include "kernels.hpp"
+#include "twiddle.cuh"
+
+namespace fft = cases::fft;
+
+void fft_pieces(benchmark::State& state, std::size_t n, int piece) {
+  std::size_t free = 0, total = 0;
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  CUSH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (3 * n * sizeof(fft::Complex) + (std::size_t{1} << 30) > free) {
+    state.SkipWithError("skipped: the buffers do not fit the GPU's free memory");
+    return;
+  }
+  const fft::Shape s = fft::shape(n, 1);
+  cush::Plan<fft::Complex> a(cush::DeviceSet({0}), n);
+  auto b = cush::Plan<fft::Complex>::alike(a, n);
+  const cush::Segment<fft::Complex> seg = a.segment(0);
+  fft::RowFfts ffts(cush::physical_device(0), seg.stream(), s, 1);
+  CUSH_CUDA_CHECK(cudaMemsetAsync(seg.data(), 0, n * sizeof(fft::Complex), seg.stream()));
+  const auto once = [&] {
+    switch (piece) {
+      case 0: ffts.run(seg.data(), s.n2, s.n1, fft::Direction::forward); break;
+      case 1: ffts.run(seg.data(), s.n1, s.n2, fft::Direction::forward); break;
+      default: cush::transpose(a, b, s.n1, s.n2, fft::Twiddle{n, piece == 3 ? -1 : 0});
+    }
+  };
+  once();  // warm-up
+  a.wait();
+  constexpr int kRepeats = 10;
+  cush_bench::WallTimer timer;
+  cush_bench::Throughput rate;
+  for (auto _ : state) {
+    timer.start();
+    for (int r = 0; r < kRepeats; ++r) once();
+    a.wait();
+    const double t = timer.stop();
+    state.SetIterationTime(t / kRepeats);
+    rate.add(t, kRepeats * 2.0 * static_cast<double>(n * sizeof(fft::Complex)));
+  }
+  rate.report(state);
+}

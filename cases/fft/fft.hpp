@@ -1,0 +1,183 @@
+#pragma once
+// Case "fft" (seed 002 §2.6.5, Listings A.5/A.6): a large single-precision complex 1D FFT of
+// N = N1 * N2 points over K GPUs, computed by the four-step algorithm with the transposes between
+// GPUs as all-to-alls. README.md has the algorithm, the measurements and ../shared/specs/fft.md's
+// background.
+//
+// Every variant has one interface, so one test checks them all and one benchmark times them all:
+//
+//     Variant v(n, gpus);            // allocates (throws std::invalid_argument for a bad n)
+//     v.load(host);                  // n values, in the order the next transform reads
+//     v.forward(Order::natural, Order::transposed);   // asynchronous
+//     v.store(host);                 // n values, in the order the last transform wrote
+//     v.wait();
+//
+// Transforms are unnormalised: inverse(forward(x)) = N x. The single-GPU reference (one cuFFT
+// call) and cufftXt take natural orders only.
+
+#include <cuda_runtime_api.h>
+#include <vector_types.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices.hpp"
+
+namespace cases {
+namespace fft {
+
+using Complex = float2;  // cufftComplex
+
+/// How a signal of N points is laid out over the GPUs (concatenated in device order).
+///  - natural: element j at position j.
+///  - transposed: the time signal x as the N2 x N1 matrix x_t[b][a] = x[N2 a + b], the spectrum X
+///    as the N1 x N2 matrix X_t[k1][k2] = X[k1 + N1 k2]: what the four-step algorithm reads and
+///    writes without its outer transposes. A forward transform with transposed output and an
+///    inverse with transposed input need one all-to-all fewer each; with both ends transposed
+///    (a convolution that stays in that order) one all-to-all each way.
+enum class Order { natural, transposed };
+enum class Domain { time, frequency };
+
+/// N = n1 * n2, both powers of two.
+struct Shape {
+  std::size_t n = 0, n1 = 0, n2 = 0;
+};
+
+/// The shape of an N-point transform over `gpus` GPUs: n1 = 2^floor(log2(N) / 2) unless `n1` is
+/// given. Throws std::invalid_argument, saying why, unless N is a power of two >= 4, n1 and n2
+/// are powers of two >= 2, and `gpus` divides both n1 and n2 (every GPU holds whole rows of both
+/// matrices).
+Shape shape(std::size_t n, int gpus, std::size_t n1 = 0);
+
+/// The position, in `order`, of element `index` of a signal in `domain` (natural index).
+std::size_t position(const Shape& s, Domain domain, Order order, std::size_t index);
+
+/// Puts a natural-order signal into `order` (a host permutation, for tests and examples).
+std::vector<Complex> arrange(const Shape& s, Domain domain, Order order, const std::vector<Complex>& natural);
+
+enum class Direction { forward, inverse };
+
+/// One step of the four-step algorithm on the distributed data, as the multi-GPU variants run it.
+struct Step {
+  enum Kind { transpose, fft } kind = transpose;
+  /// transpose: the source matrix, rows x cols, split by rows; fft: `rows` transforms of length `cols`.
+  std::size_t rows = 0, cols = 0;
+  /// transpose: multiply element (r, c) by exp(twiddle * 2 pi i r c / N) on the way (-1, +1), or not (0).
+  int twiddle = 0;
+  Direction direction = Direction::forward;  // fft
+};
+
+/// The steps of a transform (forward: [transpose], row FFTs, twiddle + transpose, row FFTs,
+/// [transpose]; inverse mirrored): 1, 2 or 3 transposes by the two orders.
+std::vector<Step> program(const Shape& s, Direction d, Order in, Order out);
+
+/// All-to-alls (transposes) of a transform.
+int all_to_alls(Direction d, Order in, Order out);
+
+/// What a variant does.
+struct Options {
+  std::size_t n1 = 0;  ///< the first factor (0: balanced, see shape())
+};
+
+/// Single-GPU reference on gpus.cuda[0]: one cuFFT plan of N points (cufftMakePlanMany64),
+/// out of place, natural orders only.
+class Single {
+ public:
+  Single(std::size_t n, const Devices& gpus, Options options = {});
+  ~Single();
+  Single(const Single&) = delete;
+  Single& operator=(const Single&) = delete;
+  void load(const Complex* host);
+  void forward(Order in = Order::natural, Order out = Order::natural);
+  void inverse(Order in = Order::natural, Order out = Order::natural);
+  void store(Complex* host);
+  void wait();
+  [[nodiscard]] const Shape& shape() const { return shape_; }
+
+ private:
+  void run(Order in, Order out, int direction);
+  void release();
+  Shape shape_;
+  int device_ = -1;
+  cudaStream_t stream_ = nullptr;
+  int plan_ = 0;  // cufftHandle
+  bool planned_ = false;
+  Complex* x_ = nullptr;
+  Complex* y_ = nullptr;
+  void* work_ = nullptr;
+};
+
+/// Multi-GPU raw CUDA: per-GPU buffers, cuFFT plans and streams; the transposes store each tile
+/// straight into the GPU that owns it (peer pointers) and the GPUs order themselves with events.
+class MultiCuda {
+ public:
+  MultiCuda(std::size_t n, const Devices& gpus, Options options = {});
+  ~MultiCuda();
+  MultiCuda(const MultiCuda&) = delete;
+  MultiCuda& operator=(const MultiCuda&) = delete;
+  void load(const Complex* host);
+  void forward(Order in = Order::natural, Order out = Order::natural);
+  void inverse(Order in = Order::natural, Order out = Order::natural);
+  void store(Complex* host);
+  void wait();
+  [[nodiscard]] const Shape& shape() const { return shape_; }
+
+ private:
+  struct Gpu;
+  void run(const std::vector<Step>& steps);
+  void transpose(const Step& step);
+  void release();
+  Shape shape_;
+  std::vector<Gpu> gpus_;
+  int current_ = 0;  // which buffer holds the data
+};
+
+/// Multi-GPU cush: two plans of N points, cush::transpose for the all-to-alls (the twiddle fused
+/// into one of them), cuFFT on each segment.
+class MultiCush {
+ public:
+  MultiCush(std::size_t n, const Devices& gpus, Options options = {});
+  ~MultiCush();
+  MultiCush(MultiCush&&) noexcept;
+  void load(const Complex* host);
+  void forward(Order in = Order::natural, Order out = Order::natural);
+  void inverse(Order in = Order::natural, Order out = Order::natural);
+  void store(Complex* host);
+  void wait();
+  [[nodiscard]] const Shape& shape() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+/// cufftXt on gpus.cuda (2, 4, 8 or 16 entries; repeats allowed: one GPU given twice), the
+/// library a user would pick instead: natural orders only, the reorder of its permuted output
+/// into natural order included in every transform.
+class Xt {
+ public:
+  Xt(std::size_t n, const Devices& gpus, Options options = {});
+  ~Xt();
+  Xt(const Xt&) = delete;
+  Xt& operator=(const Xt&) = delete;
+  void load(const Complex* host);
+  void forward(Order in = Order::natural, Order out = Order::natural);
+  void inverse(Order in = Order::natural, Order out = Order::natural);
+  void store(Complex* host);
+  void wait();
+  [[nodiscard]] const Shape& shape() const { return shape_; }
+
+ private:
+  struct State;
+  void run(Order in, Order out, int direction);
+  Shape shape_;
+  std::unique_ptr<State> s_;
+};
+
+/// The FLOP count the benchmarks divide by: 5 N log2 N.
+double flops(std::size_t n);
+
+}  // namespace fft
+}  // namespace cases

@@ -1,0 +1,133 @@
+// Case "fft": the raw variant's transpose kernel and the batched row FFTs (kernels.hpp).
+//
+// The transpose moves 32 x 32 tiles through shared memory: a warp reads 32 consecutive elements
+// of a row (256 bytes) and writes 32 consecutive elements of a column of the result, so both
+// sides are whole 256-byte lines; the twiddle is computed on the way in (twiddle.cuh), which
+// costs no memory traffic.
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "cush/error.hpp"
+#include "kernels.hpp"
+#include "twiddle.cuh"
+
+namespace cases {
+namespace fft {
+
+void check_cufft(int result, const char* what) {
+  if (result == CUFFT_SUCCESS) return;
+  throw std::runtime_error(std::string("cuFFT error ") + std::to_string(result) + " in " + what);
+}
+
+namespace {
+
+constexpr int kTile = 32;
+constexpr int kBlockRows = 8;
+
+__global__ void __launch_bounds__(kTile* kBlockRows)
+    transpose_kernel(const Complex* __restrict__ src, std::size_t rows, std::size_t cols, std::size_t row0,
+                     std::size_t col0, std::size_t ncols, Complex* __restrict__ dst, std::size_t pitch, Twiddle tw) {
+  __shared__ Complex tile[kTile][kTile + 1];
+  const std::size_t c0 = col0 + static_cast<std::size_t>(blockIdx.x) * kTile;
+  const std::size_t c_end = col0 + ncols;
+  for (std::size_t r0 = static_cast<std::size_t>(blockIdx.y) * kTile; r0 < rows;
+       r0 += static_cast<std::size_t>(gridDim.y) * kTile) {
+    const std::size_t c = c0 + threadIdx.x;
+    for (int k = static_cast<int>(threadIdx.y); k < kTile; k += kBlockRows) {
+      const std::size_t r = r0 + static_cast<std::size_t>(k);
+      if (r < rows && c < c_end) tile[k][threadIdx.x] = tw(src[r * cols + c], row0 + r, c);
+    }
+    __syncthreads();
+    const std::size_t r = r0 + threadIdx.x;
+    for (int k = static_cast<int>(threadIdx.y); k < kTile; k += kBlockRows) {
+      const std::size_t cc = c0 + static_cast<std::size_t>(k);
+      if (r < rows && cc < c_end) dst[(cc - col0) * pitch + r] = tile[threadIdx.x][k];
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+void launch_transpose(const Complex* src, std::size_t rows, std::size_t cols, std::size_t row0, std::size_t col0,
+                      std::size_t ncols, Complex* dst, std::size_t dst_pitch, std::size_t n, int sign,
+                      cudaStream_t stream) {
+  if (rows == 0 || ncols == 0) return;
+  const std::size_t row_tiles = (rows + kTile - 1) / kTile;
+  const dim3 grid(static_cast<unsigned>((ncols + kTile - 1) / kTile),
+                  static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
+  transpose_kernel<<<grid, dim3(kTile, kBlockRows), 0, stream>>>(src, rows, cols, row0, col0, ncols, dst, dst_pitch,
+                                                                 Twiddle{n, sign});
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+RowFfts::RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus) : device_(device) {
+  const auto k = static_cast<std::size_t>(gpus);
+  length_[0] = s.n1;
+  rows_[0] = s.n2 / k;
+  length_[1] = s.n2;
+  rows_[1] = s.n1 / k;
+  try {
+    CUSH_CUDA_CHECK(cudaSetDevice(device));
+    std::size_t sizes[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      cufftHandle h = 0;
+      CASES_FFT_CHECK(cufftCreate(&h));
+      plans_[i] = h;
+      made_[i] = true;
+      CASES_FFT_CHECK(cufftSetAutoAllocation(h, 0));
+      long long len = static_cast<long long>(length_[i]);
+      CASES_FFT_CHECK(cufftMakePlanMany64(h, 1, &len, nullptr, 1, len, nullptr, 1, len, CUFFT_C2C,
+                                          static_cast<long long>(rows_[i]), &sizes[i]));
+      CASES_FFT_CHECK(cufftSetStream(h, stream));
+    }
+    work_bytes_ = std::max(sizes[0], sizes[1]);
+    if (work_bytes_ > 0) CUSH_CUDA_CHECK(cudaMalloc(&work_, work_bytes_));
+    for (int i = 0; i < 2; ++i) CASES_FFT_CHECK(cufftSetWorkArea(plans_[i], work_));
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+RowFfts::RowFfts(RowFfts&& o) noexcept : device_(o.device_), work_(o.work_), work_bytes_(o.work_bytes_) {
+  for (int i = 0; i < 2; ++i) {
+    plans_[i] = std::exchange(o.plans_[i], 0);
+    made_[i] = std::exchange(o.made_[i], false);
+    length_[i] = o.length_[i];
+    rows_[i] = o.rows_[i];
+  }
+  o.work_ = nullptr;
+}
+
+RowFfts::~RowFfts() { release(); }
+
+void RowFfts::release() noexcept {
+  if (!made_[0] && !made_[1] && work_ == nullptr) return;
+  int previous = 0;
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaGetDevice(&previous));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
+  for (int i = 0; i < 2; ++i)
+    if (made_[i]) cufftDestroy(plans_[i]);  // waits for nothing: the owner synchronised its stream
+  made_[0] = made_[1] = false;
+  if (work_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(work_));
+  work_ = nullptr;
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous));
+}
+
+void RowFfts::run(Complex* data, std::size_t rows, std::size_t length, Direction d) {
+  const int i = length == length_[0] && rows == rows_[0] ? 0 : 1;
+  if (length != length_[i] || rows != rows_[i])
+    throw std::invalid_argument("cases::fft::RowFfts: no plan for " + std::to_string(rows) + " rows of " +
+                                std::to_string(length));
+  CASES_FFT_CHECK(cufftExecC2C(plans_[i], data, data, d == Direction::forward ? CUFFT_FORWARD : CUFFT_INVERSE));
+}
+
+}  // namespace fft
+}  // namespace cases

@@ -1,0 +1,54 @@
+#pragma once
+// Case "fft": what the variants share on the GPU (kernels.cu): the raw variant's transpose kernel
+// (the cush variant's is cush::transpose with the same Twiddle, twiddle.cuh), the batched row FFTs
+// every multi-GPU variant runs on its part, and cuFFT's error checks.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "fft.hpp"
+
+namespace cases {
+namespace fft {
+
+/// Throws std::runtime_error naming `what` and the cuFFT error unless `result` is CUFFT_SUCCESS.
+void check_cufft(int result, const char* what);
+#define CASES_FFT_CHECK(call) ::cases::fft::check_cufft(static_cast<int>(call), #call)
+
+/// Columns [col0, col0 + ncols) of the rows x cols matrix `src` (rows row0, row0 + 1, ... of the
+/// global matrix), transposed into `dst`: element (r, c) to dst[(c - col0) * dst_pitch + r],
+/// multiplied by the twiddle exp(sign 2 pi i (row0 + r) c / N) unless sign is 0. `dst` may be
+/// another GPU's memory (peer access enabled). Asynchronous on `stream`, on the current device.
+void launch_transpose(const Complex* src, std::size_t rows, std::size_t cols, std::size_t row0, std::size_t col0,
+                      std::size_t ncols, Complex* dst, std::size_t dst_pitch, std::size_t n, int sign,
+                      cudaStream_t stream);
+
+/// One GPU's batched cuFFT plans for the row FFTs of a shape over `gpus` GPUs: N2 / K rows of
+/// length N1 and N1 / K rows of length N2, in place, contiguous, on `stream`, sharing one work
+/// area. Made with `device` current; must be destroyed with any device current.
+class RowFfts {
+ public:
+  RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus);
+  ~RowFfts();
+  RowFfts(RowFfts&& other) noexcept;
+  RowFfts(const RowFfts&) = delete;
+  RowFfts& operator=(const RowFfts&) = delete;
+  RowFfts& operator=(RowFfts&&) = delete;
+  /// `rows` row FFTs of length `length` (one of the two the plans were made for) on `data`.
+  void run(Complex* data, std::size_t rows, std::size_t length, Direction d);
+  /// Bytes of the work area.
+  [[nodiscard]] std::size_t work_bytes() const { return work_bytes_; }
+
+ private:
+  void release() noexcept;
+  int device_ = -1;
+  int plans_[2] = {0, 0};  // cufftHandle, for lengths N1 and N2
+  bool made_[2] = {false, false};
+  std::size_t length_[2] = {0, 0}, rows_[2] = {0, 0};
+  void* work_ = nullptr;
+  std::size_t work_bytes_ = 0;
+};
+
+}  // namespace fft
+}  // namespace cases

@@ -1,0 +1,145 @@
+// Case "fft", multi-GPU raw CUDA: each GPU holds N / K points in two buffers (the data and the
+// target of the next transpose), its batched row FFTs, a stream and two events. A transpose
+// launches, on every GPU g, one kernel per GPU h that stores g's tiles of h's rows straight into
+// h's buffer through a peer pointer; g first waits for h's earlier work (h may still read that
+// buffer), and h then waits for every g before it reads the result.
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "cush/error.hpp"
+#include "fft.hpp"
+#include "kernels.hpp"
+
+namespace cases {
+namespace fft {
+
+struct MultiCuda::Gpu {
+  int device = -1;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ready = nullptr, wrote = nullptr;
+  Complex* buf[2] = {nullptr, nullptr};
+  RowFfts* ffts = nullptr;
+};
+
+namespace {
+
+void enable_peers(const std::vector<int>& ids) {
+  for (int a : ids)
+    for (int b : ids) {
+      if (a == b) continue;
+      int can = 0;
+      CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (!can)
+        throw std::invalid_argument("cases::fft::MultiCuda: GPU " + std::to_string(a) + " cannot store into GPU " +
+                                    std::to_string(b) + " (no peer access)");
+      CUSH_CUDA_CHECK(cudaSetDevice(a));
+      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+      else CUSH_CUDA_CHECK(e);
+    }
+}
+
+}  // namespace
+
+MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
+  if (gpus.cuda.empty()) throw std::invalid_argument("cases::fft::MultiCuda: no GPU given (gpus.cuda is empty)");
+  const int k = static_cast<int>(gpus.cuda.size());
+  shape_ = fft::shape(n, k, options.n1);
+  enable_peers(gpus.cuda);
+  const std::size_t part = n / static_cast<std::size_t>(k);
+  try {
+    for (int id : gpus.cuda) {
+      gpus_.push_back(Gpu{});
+      Gpu& g = gpus_.back();
+      g.device = id;
+      CUSH_CUDA_CHECK(cudaSetDevice(id));
+      CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
+      CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming));
+      CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&g.wrote, cudaEventDisableTiming));
+      for (Complex*& b : g.buf) CUSH_CUDA_CHECK(cudaMalloc(&b, part * sizeof(Complex)));
+      g.ffts = new RowFfts(id, g.stream, shape_, k);
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+MultiCuda::~MultiCuda() { release(); }
+
+// Frees what the constructor got so far; never throws (CUSH_CUDA_CHECK_NOEXCEPT).
+void MultiCuda::release() {
+  for (Gpu& g : gpus_) {
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
+    if (g.stream != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(g.stream));
+    delete g.ffts;
+    for (Complex* b : g.buf)
+      if (b != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
+    if (g.ready != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(g.ready));
+    if (g.wrote != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(g.wrote));
+    if (g.stream != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(g.stream));
+  }
+  gpus_.clear();
+}
+
+void MultiCuda::load(const Complex* host) {
+  const std::size_t part = shape_.n / gpus_.size();
+  for (std::size_t g = 0; g < gpus_.size(); ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(gpus_[g].device));
+    CUSH_CUDA_CHECK(cudaMemcpyAsync(gpus_[g].buf[current_], host + g * part, part * sizeof(Complex),
+                                    cudaMemcpyHostToDevice, gpus_[g].stream));
+  }
+}
+
+void MultiCuda::store(Complex* host) {
+  const std::size_t part = shape_.n / gpus_.size();
+  for (std::size_t g = 0; g < gpus_.size(); ++g) {
+    CUSH_CUDA_CHECK(cudaSetDevice(gpus_[g].device));
+    CUSH_CUDA_CHECK(cudaMemcpyAsync(host + g * part, gpus_[g].buf[current_], part * sizeof(Complex),
+                                    cudaMemcpyDeviceToHost, gpus_[g].stream));
+  }
+}
+
+void MultiCuda::transpose(const Step& step) {
+  const std::size_t k = gpus_.size();
+  const std::size_t rows = step.rows / k, cols = step.cols / k;  // per GPU: source rows, target rows
+  for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaEventRecord(h.ready, h.stream));
+  for (std::size_t g = 0; g < k; ++g) {
+    Gpu& src = gpus_[g];
+    CUSH_CUDA_CHECK(cudaSetDevice(src.device));
+    for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(src.stream, h.ready, 0));
+    for (std::size_t h = 0; h < k; ++h)
+      launch_transpose(src.buf[current_], rows, step.cols, g * rows, h * cols, cols, gpus_[h].buf[1 - current_] + g * rows,
+                       step.rows, shape_.n, step.twiddle, src.stream);
+    CUSH_CUDA_CHECK(cudaEventRecord(src.wrote, src.stream));
+  }
+  for (Gpu& h : gpus_)
+    for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(h.stream, g.wrote, 0));
+  current_ = 1 - current_;
+}
+
+void MultiCuda::run(const std::vector<Step>& steps) {
+  for (const Step& step : steps) {
+    if (step.kind == Step::transpose) {
+      transpose(step);
+      continue;
+    }
+    for (Gpu& g : gpus_) {
+      CUSH_CUDA_CHECK(cudaSetDevice(g.device));
+      g.ffts->run(g.buf[current_], step.rows / gpus_.size(), step.cols, step.direction);
+    }
+  }
+}
+
+void MultiCuda::forward(Order in, Order out) { run(program(shape_, Direction::forward, in, out)); }
+void MultiCuda::inverse(Order in, Order out) { run(program(shape_, Direction::inverse, in, out)); }
+
+void MultiCuda::wait() {
+  for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+}
+
+}  // namespace fft
+}  // namespace cases

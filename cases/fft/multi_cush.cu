@@ -1,0 +1,54 @@
+// Case "fft", multi-GPU cush: the data is a plan of N points over the GPUs, and a second plan on
+// the same streams takes each transpose; cush::transpose moves every tile straight to the GPU
+// that owns its place and applies the twiddle on the way; cuFFT runs the row FFTs on each segment.
+
+#include <utility>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "cush/transpose.cuh"
+#include "fft.hpp"
+#include "kernels.hpp"
+#include "twiddle.cuh"
+
+namespace cases {
+namespace fft {
+
+struct MultiCush::State {
+  State(std::size_t n, const Devices& gpus, Options o)
+      : shape(fft::shape(n, gpus.count(), o.n1)), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
+    a.for_each([&](cush::Segment<Complex> s) {
+      ffts.emplace_back(cush::physical_device(s.device()), s.stream(), shape, gpus.count());
+    });
+  }
+  void run(const std::vector<Step>& steps) {
+    for (const Step& step : steps) {
+      if (step.kind == Step::transpose) {
+        cush::transpose(a, b, step.rows, step.cols, Twiddle{shape.n, step.twiddle});
+        std::swap(a, b);
+        continue;
+      }
+      a.for_each([&](cush::Segment<Complex> s) {
+        ffts[s.pos()].run(s.data(), step.rows / ffts.size(), step.cols, step.direction);
+      });
+    }
+  }
+  Shape shape;
+  std::vector<RowFfts> ffts;  // per segment; destroyed after the plans, which wait for their streams
+  cush::Plan<Complex> a, b;   // the data, the next transpose's target
+};
+
+MultiCush::MultiCush(std::size_t n, const Devices& gpus, Options options)
+    : s_(std::make_unique<State>(n, gpus, options)) {}
+MultiCush::~MultiCush() = default;
+MultiCush::MultiCush(MultiCush&&) noexcept = default;
+
+void MultiCush::load(const Complex* host) { s_->a.scatter(host); }
+void MultiCush::store(Complex* host) { s_->a.gather(host); }
+void MultiCush::forward(Order in, Order out) { s_->run(program(s_->shape, Direction::forward, in, out)); }
+void MultiCush::inverse(Order in, Order out) { s_->run(program(s_->shape, Direction::inverse, in, out)); }
+void MultiCush::wait() { s_->a.wait(); }
+const Shape& MultiCush::shape() const { return s_->shape; }
+
+}  // namespace fft
+}  // namespace cases

@@ -1,0 +1,200 @@
+// Case "fft", GPU tests: every multi-GPU variant (raw CUDA, cush, and cufftXt where it runs) in
+// every order, forward and inverse, against the single-GPU cuFFT result, on 1, 2, 4 and 8 GPUs
+// (logical: run with CUSH_VIRTUAL_GPUS on a host with fewer) in both device orders; sizes 2^10 to
+// 2^24 and one 2^28; bad sizes rejected before anything is allocated.
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "fft.hpp"
+#include "support/gpu.hpp"
+
+namespace {
+
+namespace fft = cases::fft;
+using cases::Devices;
+using fft::Complex;
+using fft::Direction;
+using fft::Domain;
+using fft::Order;
+
+constexpr double kTolerance = 1e-6;  // relative L2, float
+
+std::vector<Complex> random_signal(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<Complex> x(n);
+  for (Complex& v : x) v = Complex{u(rng), u(rng)};
+  return x;
+}
+
+double rel_l2(const std::vector<Complex>& got, const std::vector<Complex>& want, double scale = 1.0) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double wx = scale * want[i].x, wy = scale * want[i].y;
+    num += (got[i].x - wx) * (got[i].x - wx) + (got[i].y - wy) * (got[i].y - wy);
+    den += wx * wx + wy * wy;
+  }
+  return std::sqrt(num / den);
+}
+
+/// The single-GPU cuFFT result of x (forward) on logical device 0's GPU.
+std::vector<Complex> reference(const std::vector<Complex>& x) {
+  fft::Single single(x.size(), Devices::first(1));
+  single.load(x.data());
+  single.forward();
+  std::vector<Complex> X(x.size());
+  single.store(X.data());
+  single.wait();
+  return X;
+}
+
+/// Counts of GPUs to test with: 1, 2, 4, 8 up to the logical devices present.
+std::vector<int> gpu_counts() {
+  std::vector<int> counts;
+  for (int k : {1, 2, 4, 8})
+    if (k <= cush::DeviceSet::available()) counts.push_back(k);
+  return counts;
+}
+
+/// Devices 0 .. k - 1, reversed when `reversed` ({1, 0}, ...).
+Devices devices(int k, bool reversed) {
+  std::vector<int> ids;
+  for (int i = 0; i < k; ++i) ids.push_back(reversed ? k - 1 - i : i);
+  return Devices::of(ids);
+}
+
+std::string name(Order o) { return o == Order::natural ? "natural" : "transposed"; }
+
+/// Forward and inverse of variant V on x in the orders (in, out), against X = cuFFT(x).
+template <class V>
+void check_orders(const std::vector<Complex>& x, const std::vector<Complex>& X, const Devices& gpus, Order in,
+                  Order out) {
+  V v(x.size(), gpus);
+  const fft::Shape& s = v.shape();
+  const double n = static_cast<double>(x.size());
+  std::vector<Complex> got(x.size());
+  // Forward: X in `out`.
+  v.load(fft::arrange(s, Domain::time, in, x).data());
+  v.forward(in, out);
+  v.store(got.data());
+  v.wait();
+  EXPECT_LT(rel_l2(got, fft::arrange(s, Domain::frequency, out, X)), kTolerance) << "forward " << name(in) << " -> " << name(out);
+  // Inverse of the reference spectrum: N x in `out`.
+  v.load(fft::arrange(s, Domain::frequency, in, X).data());
+  v.inverse(in, out);
+  v.store(got.data());
+  v.wait();
+  EXPECT_LT(rel_l2(got, fft::arrange(s, Domain::time, out, x), n), kTolerance) << "inverse " << name(in) << " -> " << name(out);
+  // The round trip that stays in the transposed orders where asked: inverse(forward(x)) = N x.
+  v.load(fft::arrange(s, Domain::time, in, x).data());
+  v.forward(in, Order::transposed);
+  v.inverse(Order::transposed, out);
+  v.store(got.data());
+  v.wait();
+  EXPECT_LT(rel_l2(got, fft::arrange(s, Domain::time, out, x), n), kTolerance) << "round trip " << name(in) << " -> " << name(out);
+}
+
+template <class V>
+void check_natural(const std::vector<Complex>& x, const std::vector<Complex>& X, const Devices& gpus) {
+  V v(x.size(), gpus);
+  std::vector<Complex> got(x.size());
+  v.load(x.data());
+  v.forward();
+  v.store(got.data());
+  v.wait();
+  EXPECT_LT(rel_l2(got, X), kTolerance) << "forward";
+  v.inverse();
+  v.store(got.data());
+  v.wait();
+  EXPECT_LT(rel_l2(got, x, static_cast<double>(x.size())), kTolerance) << "inverse(forward(x))";
+}
+
+bool xt_takes(int k, std::size_t n) { return (k == 2 || k == 4 || k == 8) && n >= (k == 8 ? 128U : 64U); }
+
+class Fft : public ::testing::TestWithParam<int> {};  // log2 N
+
+// Natural orders: every variant, every GPU count, both device orders.
+TEST_P(Fft, NaturalOrderMatchesCufftOnEveryGpuCount) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = std::size_t{1} << GetParam();
+  const std::vector<Complex> x = random_signal(n, static_cast<unsigned>(GetParam()));
+  const std::vector<Complex> X = reference(x);
+  for (int k : gpu_counts())
+    for (bool reversed : {false, true}) {
+      if (k == 1 && reversed) continue;
+      SCOPED_TRACE("N = 2^" + std::to_string(GetParam()) + " on " + std::to_string(k) + " GPUs" + (reversed ? " reversed" : ""));
+      check_natural<fft::MultiCuda>(x, X, devices(k, reversed));
+      check_natural<fft::MultiCush>(x, X, devices(k, reversed));
+      if (xt_takes(k, n)) check_natural<fft::Xt>(x, X, devices(k, reversed));
+    }
+}
+
+// Every pair of orders, forward, inverse and round trips, for the multi-GPU variants.
+TEST_P(Fft, EveryOrderMatchesCufft) {
+  CUSH_REQUIRE_GPUS(1);
+  const int e = GetParam();
+  if (e != 10 && e != 11 && e != 13 && e != 16 && e != 19 && e != 24) GTEST_SKIP() << "orders are tested at 2^10, 11, 13, 16, 19, 24";
+  const std::size_t n = std::size_t{1} << e;
+  const std::vector<Complex> x = random_signal(n, static_cast<unsigned>(100 + e));
+  const std::vector<Complex> X = reference(x);
+  for (int k : gpu_counts())
+    for (Order in : {Order::natural, Order::transposed})
+      for (Order out : {Order::natural, Order::transposed}) {
+        SCOPED_TRACE("N = 2^" + std::to_string(e) + " on " + std::to_string(k) + " GPUs");
+        check_orders<fft::MultiCuda>(x, X, devices(k, e % 2 == 1), in, out);
+        check_orders<fft::MultiCush>(x, X, devices(k, e % 2 == 0), in, out);
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, Fft, ::testing::Range(10, 25), [](const ::testing::TestParamInfo<int>& i) {
+  return "N2e" + std::to_string(i.param);
+});
+
+// One large transform: 2^28 (2 GiB of data), natural orders, every GPU count, raw and cush.
+TEST(FftLarge, TwoToThe28) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = std::size_t{1} << 28;
+  std::size_t free = 0, total = 0;
+  cudaSetDevice(cush::physical_device(0));
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess || free < (std::size_t{12} << 30))
+    GTEST_SKIP() << "needs 12 GiB free on the GPU";
+  const std::vector<Complex> x = random_signal(n, 28);
+  const std::vector<Complex> X = reference(x);
+  for (int k : gpu_counts()) {
+    SCOPED_TRACE(std::to_string(k) + " GPUs");
+    check_natural<fft::MultiCush>(x, X, devices(k, true));
+    check_natural<fft::MultiCuda>(x, X, devices(k, false));
+  }
+}
+
+// Bad sizes and GPU counts are refused with std::invalid_argument before any allocation.
+TEST(FftErrors, BadSizesAreRejected) {
+  CUSH_REQUIRE_GPUS(1);
+  const Devices one = Devices::first(1);
+  EXPECT_THROW(fft::Single(1000, one), std::invalid_argument);
+  EXPECT_THROW(fft::MultiCush(1000, one), std::invalid_argument);
+  EXPECT_THROW(fft::MultiCuda(3, one), std::invalid_argument);
+  EXPECT_THROW(fft::Xt(1024, one), std::invalid_argument);  // cufftXt needs 2 or more GPUs
+  EXPECT_THROW(fft::Single(1024, Devices{}), std::invalid_argument);
+  fft::Single single(1024, one);
+  EXPECT_THROW(single.forward(Order::natural, Order::transposed), std::invalid_argument);
+  if (cush::DeviceSet::available() >= 3) {
+    EXPECT_THROW(fft::MultiCush(1024, Devices::first(3)), std::invalid_argument);
+    EXPECT_THROW(fft::MultiCuda(1024, Devices::first(3)), std::invalid_argument);
+    EXPECT_THROW(fft::Xt(1024, Devices::first(3)), std::invalid_argument);
+  }
+  if (cush::DeviceSet::available() >= 2) {
+    EXPECT_THROW(fft::Xt(32, Devices::first(2)), std::invalid_argument);  // below cufftXt's 64
+    fft::Xt xt(1024, Devices::first(2));
+    EXPECT_THROW(xt.forward(Order::natural, Order::transposed), std::invalid_argument);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,116 @@
+#pragma once
+/// @file transpose.hpp
+/// @brief The transpose of a matrix split over GPUs by rows: a local transpose and an
+/// all-to-all in one pass over the data.
+///
+/// `src` holds a rows x cols matrix, row-major, each device a run of whole rows; after
+/// `cush::transpose(src, dst, rows, cols)`, `dst` holds its cols x rows transpose the same way:
+/// dst element (c, r), global index c * rows + r, is src element (r, c). Every device's kernel
+/// reads its own rows once and stores each tile straight into the device that owns its place in
+/// `dst` (peer stores over NVLink; plain stores between logical devices of one GPU), so the data
+/// crosses memory once, with no packing buffer and no second copy. This is the global transpose
+/// of a distributed FFT, or of a change of decomposition from x-slabs to y-slabs.
+///
+/// A pair of devices without peer access takes the staged path: the source's kernel writes the
+/// target's tiles into a scratch buffer (stream-ordered allocation on the source), and a 2D
+/// peer copy puts them in place. TransposeOptions::path forces either way (tests, comparisons).
+///
+/// Like the operations of device_ops.hpp it is asynchronous and stream-ordered: on every device
+/// it starts after the earlier work of both plans there, and the later work of both plans there
+/// sees its result; nothing blocks the host. Arguments are checked before anything is enqueued
+/// (InvalidArgument).
+///
+/// @code
+/// cush::Plan<float2> rows(gpus, n1 * n2);               // n1 x n2, split by rows
+/// auto cols = cush::Plan<float2>::alike(rows, n1 * n2);  // n2 x n1, split by rows
+/// cush::transpose(rows, cols, n1, n2);
+/// @endcode
+///
+/// From a .cu file, `cush/transpose.cuh` adds an overload that applies a device function to
+/// every element on the way (a twiddle factor, a scaling): the same single pass.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "cush/plan.hpp"
+
+namespace cush {
+
+/// @brief How cush::transpose moves the tiles bound for another device.
+struct TransposeOptions {
+  enum class Path {
+    automatic,  ///< direct where the two devices reach each other, staged otherwise
+    direct,     ///< the kernel stores into the other device (InvalidArgument without peer access)
+    staged,     ///< a scratch buffer on the source, then a 2D peer copy (for every other device)
+  };
+  Path path = Path::automatic;
+};
+
+namespace detail {
+
+/// Where one source device's kernel stores the columns [col0, col0 + cols) of its rows: element
+/// (r, c) (r global) goes to data[(c - col0) * pitch + r - row_base].
+struct TransposeTarget {
+  void* data = nullptr;
+  std::size_t col0 = 0, cols = 0, pitch = 0, row_base = 0;
+};
+inline constexpr int transpose_max_targets = 64;
+struct TransposeTargets {
+  int count = 0;
+  std::size_t max_cols = 0;  ///< the widest target's columns
+  TransposeTarget t[transpose_max_targets];
+};
+/// One source device's part: its rows [row0, row0 + rows) of the matrix, at `data`.
+struct TransposeSource {
+  int device = -1;  ///< cush's (logical) id
+  cudaStream_t stream = nullptr;
+  const void* data = nullptr;
+  std::size_t row0 = 0, rows = 0;
+  TransposeTargets targets;
+};
+
+/// The host side of one transpose: checks the arguments, orders the streams, lists what each
+/// source device's kernel writes, and, after each launch, enqueues the staged copies.
+/// Used as: construct; for each source, launch its kernel on source(i).stream with its device
+/// current, then launched(i); then finish().
+class TransposeOp {
+ public:
+  TransposeOp(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols, std::size_t element_size,
+              const TransposeOptions& options, const char* where);
+  ~TransposeOp();
+  TransposeOp(const TransposeOp&) = delete;
+  TransposeOp& operator=(const TransposeOp&) = delete;
+
+  /// The source devices with rows (none is empty).
+  [[nodiscard]] std::size_t sources() const noexcept;
+  [[nodiscard]] const TransposeSource& source(std::size_t i) const;
+  /// After source i's kernel is enqueued: its staged copies (and the scratch buffer's release).
+  void launched(std::size_t i);
+  /// Orders both plans' streams after the transpose.
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// cush::transpose for elements of 1, 2, 4, 8 or 16 bytes, compiled in the library.
+void transpose_bytes(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols,
+                     std::size_t element_size, const TransposeOptions& options, const char* where);
+
+}  // namespace detail
+
+/// dst = the transpose of src, a rows x cols row-major matrix split by whole rows (see the top of
+/// the file). Both plans have rows * cols elements; every segment of src holds whole rows (a
+/// multiple of cols elements), every segment of dst whole rows of the transpose (a multiple of
+/// rows); neither is replicated; they are two plans, on any devices. Elements of 1, 2, 4, 8 or
+/// 16 bytes (cush/transpose.cuh takes any type).
+template <class T>
+void transpose(const Plan<T>& src, Plan<T>& dst, std::size_t rows, std::size_t cols,
+               const TransposeOptions& options = {}) {
+  detail::transpose_bytes(src, dst, rows, cols, sizeof(T), options, "cush::transpose");
+}
+
+}  // namespace cush

@@ -1,0 +1,213 @@
+// cush::transpose (include/cush/transpose.hpp): the host side that every instantiation of the
+// kernel in cush/transpose.cuh shares (checks, stream ordering, targets, staged copies), and the
+// plain transpose for elements of 1 to 16 bytes.
+//
+// Ordering: a source device's kernel writes into every target device's part of dst, so its
+// stream first waits for the earlier work of each target (which may still read the old dst), and
+// each target's stream finally waits for every source that wrote into it (OpStreams).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/peer_access.hpp"
+#include "cush/device_guard.hpp"
+#include "cush/error.hpp"
+#include "cush/transpose.cuh"
+#include "cush/virtual_gpus.hpp"
+#include "host/plan_impl.hpp"
+#include "ops/op_streams.hpp"
+
+namespace cush::detail {
+
+namespace {
+
+using PlanImpl = PlanAccess::Impl;
+
+void check_plans(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, std::size_t cols, const char* where) {
+  if (&src == &dst) throw InvalidArgument(where, "dst", "is the source plan; a transpose needs two plans");
+  if (rows == 0 || cols == 0)
+    throw InvalidArgument(where, rows == 0 ? "rows" : "cols", "is 0; the matrix needs at least one element");
+  if (cols > src.layout.size() / rows || rows * cols != src.layout.size())
+    throw InvalidArgument(where, "src", "holds " + std::to_string(src.layout.size()) + " elements, not rows * cols = " +
+                                            std::to_string(rows) + " * " + std::to_string(cols));
+  if (dst.layout.size() != src.layout.size())
+    throw InvalidArgument(where, "dst", "holds " + std::to_string(dst.layout.size()) + " elements, src " +
+                                            std::to_string(src.layout.size()));
+  if (src.layout.is_replicated() || dst.layout.is_replicated())
+    throw InvalidArgument(where, src.layout.is_replicated() ? "src" : "dst",
+                          "is replicated; a transpose moves a matrix split by rows");
+  if (src.element_size != dst.element_size)
+    throw InvalidArgument(where, "dst", "has elements of " + std::to_string(dst.element_size) + " bytes, src of " +
+                                            std::to_string(src.element_size));
+  if (dst.devices.size() > static_cast<std::size_t>(transpose_max_targets))
+    throw InvalidArgument(where, "dst", "spans " + std::to_string(dst.devices.size()) + " devices; at most " +
+                                            std::to_string(transpose_max_targets));
+  const auto whole_rows = [&](const PlanImpl& plan, std::size_t row, const char* name, const char* what) {
+    for (std::size_t pos = 0; pos < plan.devices.size(); ++pos) {
+      const Range& r = plan.layout.segment(pos);
+      if (r.count % row != 0 || r.offset % row != 0)
+        throw InvalidArgument(where, name, "segment " + std::to_string(pos) + " (elements " + std::to_string(r.offset) +
+                                               " + " + std::to_string(r.count) + ") does not hold whole " + what +
+                                               " of " + std::to_string(row) +
+                                               " elements; use a distribution with that granularity");
+    }
+  };
+  whole_rows(src, cols, "src", "rows");
+  whole_rows(dst, rows, "dst", "rows of the transpose");
+}
+
+/// Whether source device `from` stores straight into device `to`.
+bool direct(int from, int to, TransposeOptions::Path path, const char* where) {
+  if (from == to) return true;
+  if (path == TransposeOptions::Path::staged) return false;
+  const bool reach = can_access(from, to);
+  if (path == TransposeOptions::Path::direct && !reach)
+    throw InvalidArgument(where, "options", "path direct, but device " + std::to_string(from) +
+                                                " cannot store into device " + std::to_string(to) + " (no peer access)");
+  return reach;
+}
+
+}  // namespace
+
+struct TransposeOp::Impl {
+  Impl(const Endpoint& src, const Endpoint& dst) : ops(src, dst) {}
+  OpStreams ops;
+  std::vector<TransposeSource> sources;
+  struct Staged {
+    void* scratch = nullptr;
+    cudaStream_t stream = nullptr;
+    int device = -1;
+    cudaMemcpy3DPeerParms copy{};
+    bool released = false;
+  };
+  std::vector<std::vector<Staged>> staged;  // per source
+
+  void release(Staged& s) noexcept {
+    if (s.released) return;
+    s.released = true;
+    DeviceGuard guard(s.device);
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeAsync(s.scratch, s.stream));
+  }
+};
+
+TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size_t rows, std::size_t cols,
+                         std::size_t element_size, const TransposeOptions& options, const char* where) {
+  PlanImpl& src = PlanAccess::impl(src_plan);
+  PlanImpl& dst = PlanAccess::impl(dst_plan);
+  check_plans(src, dst, rows, cols, where);
+  if (element_size != src.element_size)
+    throw InvalidArgument(where, "src", "has elements of " + std::to_string(src.element_size) + " bytes, the kernel " +
+                                            std::to_string(element_size));
+  // Every pair's way, and peer access for the direct ones, before anything is enqueued.
+  const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
+  std::vector<char> straight(nsrc * ndst, 1);
+  for (std::size_t g = 0; g < nsrc; ++g)
+    for (std::size_t h = 0; h < ndst; ++h) {
+      if (src.layout.segment(g).count == 0 || dst.layout.segment(h).count == 0) continue;
+      const int from = src.devices[g], to = dst.devices[h];
+      straight[g * ndst + h] = direct(from, to, options.path, where) ? 1 : 0;
+      if (straight[g * ndst + h] && from != to && !enable_peer_access_once(from, to))
+        throw Error(std::string(where) + ": enabling peer access from device " + std::to_string(from) + " to " +
+                    std::to_string(to) + " failed");
+    }
+
+  impl_ = std::make_unique<Impl>(src.endpoint(), dst.endpoint());
+  OpStreams& ops = impl_->ops;
+  for (std::size_t g = 0; g < nsrc; ++g) {
+    const Range& mine = src.layout.segment(g);
+    if (mine.count == 0) continue;
+    const std::size_t sg = ops.of_src(g);
+    TransposeSource s;
+    s.device = src.devices[g];
+    s.stream = ops.work(sg);
+    s.data = src.data[g];
+    s.row0 = mine.offset / cols;
+    s.rows = mine.count / cols;
+    std::vector<Impl::Staged> staged;
+    for (std::size_t h = 0; h < ndst; ++h) {
+      const Range& theirs = dst.layout.segment(h);
+      if (theirs.count == 0) continue;
+      const std::size_t th = ops.of_dst(h);
+      ops.order(sg, th);       // h's earlier work is done with its part of dst
+      ops.after_done(th, sg);  // and its later work sees what g wrote
+      TransposeTarget t;
+      t.col0 = theirs.offset / rows;
+      t.cols = theirs.count / rows;
+      if (straight[g * ndst + h]) {
+        t.data = dst.data[h];
+        t.pitch = rows;
+      } else {
+        Impl::Staged st;
+        st.device = s.device;
+        st.stream = s.stream;
+        {
+          DeviceGuard guard(s.device);
+          CUSH_CUDA_CHECK_AT(cudaMallocAsync(&st.scratch, s.rows * t.cols * element_size, s.stream),
+                             std::string(where) + ": the staging buffer for device " + std::to_string(dst.devices[h]));
+        }
+        t.data = st.scratch;
+        t.pitch = s.rows;
+        t.row_base = s.row0;
+        st.copy.srcDevice = physical_device(s.device);
+        st.copy.dstDevice = physical_device(dst.devices[h]);
+        st.copy.srcPtr = make_cudaPitchedPtr(st.scratch, s.rows * element_size, s.rows * element_size, t.cols);
+        st.copy.dstPtr = make_cudaPitchedPtr(static_cast<char*>(dst.data[h]) + s.row0 * element_size,
+                                             rows * element_size, rows * element_size, t.cols);
+        st.copy.extent = make_cudaExtent(s.rows * element_size, t.cols, 1);
+        staged.push_back(st);
+      }
+      s.targets.max_cols = std::max(s.targets.max_cols, t.cols);
+      s.targets.t[s.targets.count++] = t;
+    }
+    impl_->sources.push_back(s);
+    impl_->staged.push_back(std::move(staged));
+  }
+}
+
+TransposeOp::~TransposeOp() {
+  if (!impl_) return;
+  for (auto& list : impl_->staged)
+    for (auto& s : list) impl_->release(s);
+}
+
+std::size_t TransposeOp::sources() const noexcept { return impl_->sources.size(); }
+
+const TransposeSource& TransposeOp::source(std::size_t i) const { return impl_->sources.at(i); }
+
+void TransposeOp::launched(std::size_t i) {
+  for (Impl::Staged& s : impl_->staged.at(i)) {
+    CUSH_CUDA_CHECK(cudaMemcpy3DPeerAsync(&s.copy, s.stream));
+    impl_->release(s);
+  }
+}
+
+void TransposeOp::finish() { impl_->ops.finish(); }
+
+namespace {
+struct Same {
+  template <class T>
+  __device__ T operator()(T v, std::size_t, std::size_t) const {
+    return v;
+  }
+};
+}  // namespace
+
+void transpose_bytes(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols, std::size_t element_size,
+                     const TransposeOptions& options, const char* where) {
+  switch (element_size) {
+    case 1: return transpose_with<std::uint8_t>(src, dst, rows, cols, Same{}, options, where);
+    case 2: return transpose_with<std::uint16_t>(src, dst, rows, cols, Same{}, options, where);
+    case 4: return transpose_with<std::uint32_t>(src, dst, rows, cols, Same{}, options, where);
+    case 8: return transpose_with<uint2>(src, dst, rows, cols, Same{}, options, where);
+    case 16: return transpose_with<uint4>(src, dst, rows, cols, Same{}, options, where);
+    default:
+      throw InvalidArgument(where, "src", "has elements of " + std::to_string(element_size) +
+                                              " bytes; cush::transpose takes 1, 2, 4, 8 or 16 (cush/transpose.cuh "
+                                              "takes any type)");
+  }
+}
+
+}  // namespace cush::detail

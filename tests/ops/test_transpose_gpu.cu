@@ -1,0 +1,244 @@
+// cush::transpose (include/cush/transpose.hpp, transpose.cuh): random matrices of odd shapes on
+// every device order, both paths (direct stores, staged copies), element sizes 1 to 16 bytes,
+// uneven distributions, a device function on the way, stream ordering both ways, and the
+// arguments it refuses. Every element is compared with a host transpose.
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "cush/transpose.cuh"
+#include "support/gpu.hpp"
+#include "support/kernels.hpp"
+
+namespace {
+
+using cush::Distribution;
+using cush::Plan;
+using cush::TransposeOptions;
+using Path = TransposeOptions::Path;
+
+template <class T>
+std::vector<T> random_matrix(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v(n);
+  auto* bytes = reinterpret_cast<unsigned char*>(v.data());
+  for (std::size_t i = 0; i < n * sizeof(T); ++i) bytes[i] = static_cast<unsigned char>(rng());
+  return v;
+}
+
+template <class T>
+bool same(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+struct Shape {
+  std::size_t rows, cols;
+};
+const Shape shapes[] = {{1, 1}, {1, 1000}, {1000, 1}, {37, 53}, {64, 32}, {257, 129}, {96, 4100}};
+
+/// Splits `rows` whole rows of `row` elements over the devices with weights 1, 2, 3, ...
+/// (some devices may get none), or uniformly.
+Distribution rows_of(std::size_t row, bool weighted, std::size_t devices) {
+  if (!weighted) return Distribution::uniform().with_granularity(row);
+  std::vector<double> w;
+  for (std::size_t i = 0; i < devices; ++i) w.push_back(static_cast<double>(i + 1));
+  return Distribution::weighted(w).with_granularity(row);
+}
+
+template <class T>
+void check_transpose(const std::vector<int>& ids, Shape s, bool weighted, Path path, unsigned seed) {
+  const cush::DeviceSet gpus(ids);
+  const std::size_t n = s.rows * s.cols;
+  Plan<T> src(gpus, n, rows_of(s.cols, weighted, ids.size()));
+  // dst on the same devices in the opposite order: every piece crosses devices.
+  std::vector<int> back(ids.rbegin(), ids.rend());
+  Plan<T> dst(cush::DeviceSet(back), n, rows_of(s.rows, !weighted, ids.size()));
+  const std::vector<T> in = random_matrix<T>(n, seed);
+  src.scatter(in.data());
+  cush::transpose(src, dst, s.rows, s.cols, TransposeOptions{path});
+  std::vector<T> out(n);
+  dst.gather(out.data());
+  dst.wait();
+  for (std::size_t r = 0; r < s.rows; ++r)
+    for (std::size_t c = 0; c < s.cols; ++c)
+      ASSERT_TRUE(same(out[c * s.rows + r], in[r * s.cols + c]))
+          << "element (" << r << ", " << c << ") of " << s.rows << " x " << s.cols << " on "
+          << cush_test::to_string(ids);
+}
+
+class Transpose : public ::testing::TestWithParam<Path> {};
+
+TEST_P(Transpose, MatchesTheHostTransposeOnEveryDeviceOrder) {
+  CUSH_REQUIRE_GPUS(1);
+  unsigned seed = 1;
+  for (const auto& ids : cush_test::device_orders())
+    for (const Shape s : shapes)
+      for (bool weighted : {false, true}) {
+        SCOPED_TRACE(cush_test::to_string(ids) + " " + std::to_string(s.rows) + " x " + std::to_string(s.cols) +
+                     (weighted ? " weighted" : " uniform"));
+        check_transpose<float>(ids, s, weighted, GetParam(), seed++);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST_P(Transpose, EveryElementSize) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::vector<int> ids = cush_test::device_orders().back();
+  const Shape s{123, 77};
+  check_transpose<std::uint8_t>(ids, s, true, GetParam(), 11);
+  check_transpose<std::uint16_t>(ids, s, false, GetParam(), 12);
+  check_transpose<float2>(ids, s, true, GetParam(), 13);
+  check_transpose<double2>(ids, s, false, GetParam(), 14);
+}
+
+// A device function on the way, from the .cuh overload: f(v, r, c) sees the global row and column.
+struct Stamp {
+  std::size_t cols;
+  __device__ double2 operator()(double2 v, std::size_t r, std::size_t c) const {
+    return make_double2(v.x * 2.0 + static_cast<double>(r * cols + c), v.y);
+  }
+};
+
+// A type the plain transpose does not take (12 bytes): the .cuh overload takes any.
+struct Three {
+  float a, b, c;
+};
+struct Swap {
+  __device__ Three operator()(Three v, std::size_t, std::size_t) const { return Three{v.c, v.b, v.a}; }
+};
+
+TEST_P(Transpose, AppliesAFunctionOnTheWay) {
+  CUSH_REQUIRE_GPUS(1);
+  for (const auto& ids : cush_test::device_orders()) {
+    const cush::DeviceSet gpus(ids);
+    const Shape s{301, 45};
+    const std::size_t n = s.rows * s.cols;
+    Plan<double2> src(gpus, n, rows_of(s.cols, true, ids.size()));
+    Plan<double2> dst(gpus, n, rows_of(s.rows, false, ids.size()));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double2> in(n);
+    for (auto& v : in) v = make_double2(u(rng), u(rng));
+    src.scatter(in.data());
+    cush::transpose(src, dst, s.rows, s.cols, Stamp{s.cols}, TransposeOptions{GetParam()});
+    std::vector<double2> out(n);
+    dst.gather(out.data());
+    dst.wait();
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t c = 0; c < s.cols; ++c) {
+        const double2 want = in[r * s.cols + c];
+        const double2 got = out[c * s.rows + r];
+        ASSERT_EQ(got.x, want.x * 2.0 + static_cast<double>(r * s.cols + c)) << r << ", " << c;
+        ASSERT_EQ(got.y, want.y) << r << ", " << c;
+      }
+
+    Plan<Three> a(gpus, n, rows_of(s.cols, false, ids.size()));
+    Plan<Three> b(gpus, n, rows_of(s.rows, true, ids.size()));
+    std::vector<Three> t(n);
+    for (std::size_t i = 0; i < n; ++i) t[i] = Three{float(i), float(i) + 0.5f, -float(i)};
+    a.scatter(t.data());
+    EXPECT_THROW(cush::transpose(a, b, s.rows, s.cols, TransposeOptions{GetParam()}), cush::InvalidArgument);
+    cush::transpose(a, b, s.rows, s.cols, Swap{}, TransposeOptions{GetParam()});
+    std::vector<Three> back(n);
+    b.gather(back.data());
+    b.wait();
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t c = 0; c < s.cols; ++c) {
+        const Three& w = t[r * s.cols + c];
+        const Three& g = back[c * s.rows + r];
+        ASSERT_TRUE(g.a == w.c && g.b == w.b && g.c == w.a) << r << ", " << c;
+      }
+  }
+}
+
+// Ordering: the transpose waits for the earlier work of both plans on every device, and their
+// later work waits for it.
+TEST_P(Transpose, IsOrderedWithBothPlansStreams) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::vector<int> ids = cush_test::device_orders().back();
+  const cush::DeviceSet gpus(ids);
+  const Shape s{64 * ids.size(), 96};
+  const std::size_t n = s.rows * s.cols;
+  Plan<float> src(gpus, n, rows_of(s.cols, false, ids.size()));
+  Plan<float> dst(gpus, n, rows_of(s.rows, false, ids.size()));
+  std::vector<float> in(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  src.scatter(in.data());
+  src.wait();
+  // A slow kernel on the first device, then a change of the source everywhere: every target must
+  // see it.
+  {
+    cush::DeviceGuard guard(src.segment(0).device());
+    cush_test::spin(src.stream(0), 100);
+  }
+  src.for_each([](cush::Segment<float> seg) { cush_test::affine(seg.data(), seg.size(), 2.0f, 1.0f, seg.stream()); });
+  // A slow kernel, then a write of dst on the last device: it must land before the transpose.
+  const std::size_t last = ids.size() - 1;
+  {
+    const cush::Segment<float> d = dst.segment(last);
+    cush::DeviceGuard guard(d.device());
+    cush_test::spin(d.stream(), 100);
+    cush_test::affine(d.data(), d.size(), 0.0f, -7.0f, d.stream());
+  }
+  cush::transpose(src, dst, s.rows, s.cols, TransposeOptions{GetParam()});
+  // Later work on dst sees the result; later work on src does not change it.
+  src.for_each([](cush::Segment<float> seg) { cush_test::affine(seg.data(), seg.size(), 0.0f, 5.0f, seg.stream()); });
+  std::vector<float> out(n);
+  dst.gather(out.data());
+  dst.wait();
+  for (std::size_t r = 0; r < s.rows; ++r)
+    for (std::size_t c = 0; c < s.cols; ++c)
+      ASSERT_EQ(out[c * s.rows + r], 2.0f * in[r * s.cols + c] + 1.0f) << r << ", " << c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, Transpose, ::testing::Values(Path::automatic, Path::direct, Path::staged),
+                         [](const ::testing::TestParamInfo<Path>& info) {
+                           return std::string(info.param == Path::automatic ? "automatic"
+                                              : info.param == Path::direct  ? "direct"
+                                                                            : "staged");
+                         });
+
+TEST(TransposeErrors, BadArgumentsAreRejectedBeforeAnythingMoves) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush::DeviceSet gpus = cush::DeviceSet::all();
+  const std::size_t k = gpus.size();
+  const std::size_t rows = 8 * k, cols = 16;
+  Plan<float> a(gpus, rows * cols, rows_of(cols, false, k));
+  Plan<float> b(gpus, rows * cols, rows_of(rows, false, k));
+  std::vector<float> ones(rows * cols, 1.0f);
+  b.scatter(ones.data());
+  EXPECT_THROW(cush::transpose(a, a, rows, cols), cush::InvalidArgument);            // one plan
+  EXPECT_THROW(cush::transpose(a, b, rows + 1, cols), cush::InvalidArgument);        // wrong shape
+  EXPECT_THROW(cush::transpose(a, b, 0, cols), cush::InvalidArgument);               // empty
+  Plan<float> longer(gpus, rows * cols + cols, rows_of(rows, false, k));
+  EXPECT_THROW(cush::transpose(a, longer, rows, cols), cush::InvalidArgument);       // sizes differ
+  Plan<float> rep(gpus, rows * cols, Distribution::replicated());
+  EXPECT_THROW(cush::transpose(a, rep, rows, cols), cush::InvalidArgument);          // replicated
+  if (k > 1) {
+    // Segments that cut rows: a split at an element that is not a row boundary.
+    std::vector<double> w(k, 1.0);
+    w[0] = 1.5;
+    Plan<float> cut(gpus, rows * cols, Distribution::weighted(w));
+    EXPECT_THROW(cush::transpose(cut, b, rows, cols), cush::InvalidArgument);
+  }
+  try {
+    cush::transpose(a, b, rows + 1, cols);
+    ADD_FAILURE() << "no exception";
+  } catch (const cush::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("rows * cols"), std::string::npos) << e.what();
+  }
+  // Nothing moved: b still holds its ones.
+  std::vector<float> out(rows * cols);
+  b.gather(out.data());
+  b.wait();
+  for (float v : out) ASSERT_EQ(v, 1.0f);
+}
+
+}  // namespace
