@@ -9,7 +9,8 @@
 //                                               g GPUs, on one GPU's memory; not a multi-GPU speed
 //   part/fft/<piece>/1gpu/<e>                   the pieces of the cush variant on one GPU:
 //                                               rows_n1, rows_n2 (the two batched cuFFT stages),
-//                                               transpose, transpose_twiddle (cush::transpose, N points)
+//                                               transpose, transpose_twiddle (cush::transpose, N points),
+//                                               rows_len<l> (2^28 points as rows of length 2^l)
 // mode: natural (natural in and out: 3 all-to-alls), transposed_out (2), transposed (1);
 // variant: single (one cuFFT call, natural only, 1 GPU), multi_cuda, multi_cush, cufftxt (natural
 // only, 2, 4, 8 GPUs). Counters: GFLOP/s (5 N log2 N / t), gpus. Rows whose buffers do not fit the
@@ -27,7 +28,7 @@
 #include "fft.hpp"
 #include "harness.hpp"
 
-void fft_pieces(benchmark::State& state, std::size_t n, int piece);  // bench_fft_pieces.cu
+void fft_pieces(benchmark::State& state, std::size_t n, int piece, std::size_t length);  // bench_fft_pieces.cu
 
 namespace {
 
@@ -130,7 +131,12 @@ void register_fft() {
     for (int e : {24, 26, 28, 30}) {
       const std::size_t n = std::size_t{1} << e;
       cush_bench::add_timed(std::string("part/fft/") + names[piece] + "/1gpu/" + std::to_string(e),
-                            [=](benchmark::State& s) { fft_pieces(s, n, piece); });
+                            [=](benchmark::State& s) { fft_pieces(s, n, piece, 0); });
     }
   }
+  // Row FFTs of other lengths at 2^28 points: which split N1 x N2 the batched cuFFT favours.
+  for (int l = 8; l <= 20; ++l)
+    cush_bench::add_timed("part/fft/rows_len" + std::to_string(l) + "/1gpu/28", [=](benchmark::State& s) {
+      fft_pieces(s, std::size_t{1} << 28, 0, std::size_t{1} << l);
+    });
 }

@@ -1,7 +1,8 @@
 // Case "fft" in bench_cases: the pieces of the cush variant's transform on one GPU, for the
 // README's breakdown (part/fft/... rows, bench_fft.cpp): the two batched cuFFT stages and
-// cush::transpose of N points without and with the twiddle. GB/s counts N points read and
-// written once (16 bytes per point).
+// cush::transpose of N points without and with the twiddle. With `length` (a power of two), the
+// shape is N = length x (N / length) instead of the balanced one, so that the rows_n1 piece times
+// row FFTs of that length. GB/s counts N points read and written once (16 bytes per point).
 
 #include <cuda_runtime.h>
 
@@ -15,7 +16,7 @@
 
 namespace fft = cases::fft;
 
-void fft_pieces(benchmark::State& state, std::size_t n, int piece) {
+void fft_pieces(benchmark::State& state, std::size_t n, int piece, std::size_t length) {
   std::size_t free = 0, total = 0;
   CUSH_CUDA_CHECK(cudaSetDevice(0));
   CUSH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -23,7 +24,7 @@ void fft_pieces(benchmark::State& state, std::size_t n, int piece) {
     state.SkipWithError("skipped: the buffers do not fit the GPU's free memory");
     return;
   }
-  const fft::Shape s = fft::shape(n, 1);
+  const fft::Shape s = fft::shape(n, 1, length);
   cush::Plan<fft::Complex> a(cush::DeviceSet({0}), n);
   auto b = cush::Plan<fft::Complex>::alike(a, n);
   const cush::Segment<fft::Complex> seg = a.segment(0);

@@ -67,6 +67,33 @@ void launch_transpose(const Complex* src, std::size_t rows, std::size_t cols, st
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace {
+__global__ void twiddle_kernel(Twiddle tw, const std::size_t* r, const std::size_t* c, std::size_t count, Complex* out) {
+  const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (k < count) out[k] = tw(Complex{1.0f, 0.0f}, r[k], c[k]);
+}
+}  // namespace
+
+std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::size_t>& r, const std::vector<std::size_t>& c) {
+  const std::size_t count = std::min(r.size(), c.size());
+  std::vector<Complex> out(count);
+  if (count == 0) return out;
+  std::size_t *dr = nullptr, *dc = nullptr;
+  Complex* dout = nullptr;
+  CUSH_CUDA_CHECK(cudaMalloc(&dr, count * sizeof(std::size_t)));
+  CUSH_CUDA_CHECK(cudaMalloc(&dc, count * sizeof(std::size_t)));
+  CUSH_CUDA_CHECK(cudaMalloc(&dout, count * sizeof(Complex)));
+  CUSH_CUDA_CHECK(cudaMemcpy(dr, r.data(), count * sizeof(std::size_t), cudaMemcpyHostToDevice));
+  CUSH_CUDA_CHECK(cudaMemcpy(dc, c.data(), count * sizeof(std::size_t), cudaMemcpyHostToDevice));
+  twiddle_kernel<<<static_cast<unsigned>((count + 255) / 256), 256>>>(Twiddle{n, sign}, dr, dc, count, dout);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+  CUSH_CUDA_CHECK(cudaMemcpy(out.data(), dout, count * sizeof(Complex), cudaMemcpyDeviceToHost));
+  CUSH_CUDA_CHECK(cudaFree(dr));
+  CUSH_CUDA_CHECK(cudaFree(dc));
+  CUSH_CUDA_CHECK(cudaFree(dout));
+  return out;
+}
+
 RowFfts::RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus) : device_(device) {
   const auto k = static_cast<std::size_t>(gpus);
   length_[0] = s.n1;

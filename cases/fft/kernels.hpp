@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "fft.hpp"
 
@@ -23,6 +24,10 @@ void check_cufft(int result, const char* what);
 void launch_transpose(const Complex* src, std::size_t rows, std::size_t cols, std::size_t row0, std::size_t col0,
                       std::size_t ncols, Complex* dst, std::size_t dst_pitch, std::size_t n, int sign,
                       cudaStream_t stream);
+
+/// The twiddles exp(sign 2 pi i r[k] c[k] / n) as the transposes compute them (twiddle.cuh), on
+/// the current device (for the tests).
+std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::size_t>& r, const std::vector<std::size_t>& c);
 
 /// One GPU's batched cuFFT plans for the row FFTs of a shape over `gpus` GPUs: N2 / K rows of
 /// length N1 and N1 / K rows of length N2, in place, contiguous, on `stream`, sharing one work

@@ -6,13 +6,16 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cush/cush.hpp"
+#include "cush/error.hpp"
 #include "fft.hpp"
+#include "kernels.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -80,20 +83,22 @@ void check_orders(const std::vector<Complex>& x, const std::vector<Complex>& X, 
   const fft::Shape& s = v.shape();
   const double n = static_cast<double>(x.size());
   std::vector<Complex> got(x.size());
-  // Forward: X in `out`.
-  v.load(fft::arrange(s, Domain::time, in, x).data());
+  // Forward: X in `out`. (Host buffers live until wait(): loads may still read them.)
+  const std::vector<Complex> x_in = fft::arrange(s, Domain::time, in, x);
+  const std::vector<Complex> X_in = fft::arrange(s, Domain::frequency, in, X);
+  v.load(x_in.data());
   v.forward(in, out);
   v.store(got.data());
   v.wait();
   EXPECT_LT(rel_l2(got, fft::arrange(s, Domain::frequency, out, X)), kTolerance) << "forward " << name(in) << " -> " << name(out);
   // Inverse of the reference spectrum: N x in `out`.
-  v.load(fft::arrange(s, Domain::frequency, in, X).data());
+  v.load(X_in.data());
   v.inverse(in, out);
   v.store(got.data());
   v.wait();
   EXPECT_LT(rel_l2(got, fft::arrange(s, Domain::time, out, x), n), kTolerance) << "inverse " << name(in) << " -> " << name(out);
   // The round trip that stays in the transposed orders where asked: inverse(forward(x)) = N x.
-  v.load(fft::arrange(s, Domain::time, in, x).data());
+  v.load(x_in.data());
   v.forward(in, Order::transposed);
   v.inverse(Order::transposed, out);
   v.store(got.data());
@@ -171,6 +176,33 @@ TEST(FftLarge, TwoToThe28) {
     SCOPED_TRACE(std::to_string(k) + " GPUs");
     check_natural<fft::MultiCush>(x, X, devices(k, true));
     check_natural<fft::MultiCuda>(x, X, devices(k, false));
+  }
+}
+
+// The twiddles are exact to float rounding for large N (where a float angle would not be): every
+// one within 3 float ulps of exp(sign 2 pi i r c / N) computed in long double.
+TEST(FftTwiddle, ExactToFloatRoundingForLargeN) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(cush::physical_device(0)));
+  std::mt19937_64 rng(7);
+  for (int e : {10, 20, 24, 25, 28, 30, 32, 36, 40}) {
+    const std::size_t n = std::size_t{1} << e;
+    std::vector<std::size_t> r, c;
+    for (int k = 0; k < 4096; ++k) {
+      r.push_back(rng() & (n - 1));
+      c.push_back(rng() & (n - 1));
+    }
+    for (int sign : {-1, 1}) {
+      const std::vector<Complex> w = cases::fft::twiddles(n, sign, r, c);
+      double worst = 0;
+      for (std::size_t k = 0; k < r.size(); ++k) {
+        const auto m = static_cast<long double>((r[k] * c[k]) & (n - 1));
+        const long double a = sign * 2.0L * 3.141592653589793238462643383279502884L * m / static_cast<long double>(n);
+        const double dx = w[k].x - static_cast<double>(std::cos(a)), dy = w[k].y - static_cast<double>(std::sin(a));
+        worst = std::max(worst, std::sqrt(dx * dx + dy * dy));
+      }
+      EXPECT_LT(worst, 3.0 * 5.96e-8) << "N = 2^" << e << ", sign " << sign;
+    }
   }
 }
 

@@ -1,13 +1,22 @@
 #pragma once
 // Case "fft": the twiddle factor of the four-step algorithm's middle transpose, as a device
 // function of the element's row and column in the source matrix (cush::transpose's f, and the raw
-// variant's transpose kernel). Exact for any N up to 2^63: the exponent r * c is reduced modulo N
-// in integers (N is a power of two), the angle 2 pi m / N is taken in double precision by
-// sincospi, and only the result is rounded to float, so it carries no phase error from float
-// angles (which lose phase bits beyond N = 2^24).
+// variant's transpose kernel).
+//
+// Exact to float rounding for any N up to 2^48, with one float sincospi per element. The exponent
+// m = r c mod N is reduced in integers (N is a power of two). Then m = hi 2^s + lo with
+// s = max(0, log2 N - 24):
+//   - W^(hi 2^s) = sincospi(2 hi / 2^(log2 N - s)): hi < 2^24, so the argument is exact in float
+//     and sincospif's result is correctly rounded to about an ulp;
+//   - W^lo has the angle t = 2 pi lo / N < 2 pi 2^-24, where cos t = 1 and sin t = t to float
+//     precision (the next terms, t^2 / 2 and t^3 / 6, are below 2^-44 and 2^-68),
+// so W^m = W^(hi 2^s) (1 + i t): two fused multiply-adds. A float angle 2 pi m / N would instead
+// lose phase bits once N passes 2^24; sincospi in double costs more than the transpose's memory
+// traffic hides (README, "Twiddles").
 
 #include <cuda_runtime.h>
 
+#include <bit>
 #include <cstddef>
 
 #include "fft.hpp"
@@ -16,16 +25,27 @@ namespace cases {
 namespace fft {
 
 struct Twiddle {
-  std::size_t n = 0;  ///< N, a power of two
-  int sign = 0;       ///< multiply by exp(sign 2 pi i r c / N); 0: leave the value alone
+  Twiddle() = default;
+  /// exp(sign 2 pi i r c / n); sign 0 leaves the values alone.
+  Twiddle(std::size_t n_, int sign_) : n(n_), sign(sign_) {
+    const int bits = std::bit_width(n_) - 1;
+    shift = bits > 24 ? bits - 24 : 0;
+    high_scale = 2.0f / static_cast<float>(std::size_t{1} << (bits - shift));
+    low_scale = 6.283185307179586f / static_cast<float>(n_);
+  }
+  std::size_t n = 0;
+  int sign = 0;
+  int shift = 0;
+  float high_scale = 0, low_scale = 0;
 
   __device__ Complex operator()(Complex v, std::size_t r, std::size_t c) const {
     if (sign == 0) return v;
     const std::size_t m = (r * c) & (n - 1);
-    double s, co;
-    sincospi(static_cast<double>(sign) * 2.0 * static_cast<double>(m) / static_cast<double>(n), &s, &co);
-    const float ws = static_cast<float>(s), wc = static_cast<float>(co);
-    return Complex{v.x * wc - v.y * ws, v.x * ws + v.y * wc};
+    float s, co;
+    sincospif(static_cast<float>(sign) * high_scale * static_cast<float>(m >> shift), &s, &co);
+    const float t = static_cast<float>(sign) * low_scale * static_cast<float>(m & ((std::size_t{1} << shift) - 1));
+    const float wr = __fmaf_rn(-s, t, co), wi = __fmaf_rn(co, t, s);
+    return Complex{v.x * wr - v.y * wi, v.x * wi + v.y * wr};
   }
 };
 
