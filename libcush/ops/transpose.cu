@@ -16,7 +16,6 @@
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "cush/transpose.cuh"
-#include "cush/virtual_gpus.hpp"
 #include "host/plan_impl.hpp"
 #include "ops/op_streams.hpp"
 
@@ -80,7 +79,10 @@ struct TransposeOp::Impl {
     void* scratch = nullptr;
     cudaStream_t stream = nullptr;
     int device = -1;
-    cudaMemcpy3DPeerParms copy{};
+    // The 2D copy into the target: unified addressing names both devices, so it is a plain
+    // cudaMemcpy2DAsync (which CUDA routes over the links, or through the host without them).
+    void* dst = nullptr;
+    std::size_t dpitch = 0, width = 0, height = 0;
     bool released = false;
   };
   std::vector<std::vector<Staged>> staged;  // per source
@@ -151,12 +153,10 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
         t.data = st.scratch;
         t.pitch = s.rows;
         t.row_base = s.row0;
-        st.copy.srcDevice = physical_device(s.device);
-        st.copy.dstDevice = physical_device(dst.devices[h]);
-        st.copy.srcPtr = make_cudaPitchedPtr(st.scratch, s.rows * element_size, s.rows * element_size, t.cols);
-        st.copy.dstPtr = make_cudaPitchedPtr(static_cast<char*>(dst.data[h]) + s.row0 * element_size,
-                                             rows * element_size, rows * element_size, t.cols);
-        st.copy.extent = make_cudaExtent(s.rows * element_size, t.cols, 1);
+        st.dst = static_cast<char*>(dst.data[h]) + s.row0 * element_size;
+        st.dpitch = rows * element_size;
+        st.width = s.rows * element_size;
+        st.height = t.cols;
         staged.push_back(st);
       }
       s.targets.max_cols = std::max(s.targets.max_cols, t.cols);
@@ -179,7 +179,7 @@ const TransposeSource& TransposeOp::source(std::size_t i) const { return impl_->
 
 void TransposeOp::launched(std::size_t i) {
   for (Impl::Staged& s : impl_->staged.at(i)) {
-    CUSH_CUDA_CHECK(cudaMemcpy3DPeerAsync(&s.copy, s.stream));
+    CUSH_CUDA_CHECK(cudaMemcpy2DAsync(s.dst, s.dpitch, s.scratch, s.width, s.width, s.height, cudaMemcpyDefault, s.stream));
     impl_->release(s);
   }
 }
