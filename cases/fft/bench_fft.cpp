@@ -69,7 +69,15 @@ void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mod
     state.SkipWithError("skipped: the buffers do not fit the GPUs' free memory");
     return;
   }
-  V v(n, gpus);
+  // CUSH_BENCH_FFT_LOG2_N1 picks the first factor where it suits N and the GPU count.
+  const std::size_t log2_n1 = cush::detail::env::size("CUSH_BENCH_FFT_LOG2_N1");
+  std::size_t n1 = 0;
+  if (log2_n1 > 0 && log2_n1 < 40 && (std::size_t{1} << log2_n1) * 2 <= n) {
+    n1 = std::size_t{1} << log2_n1;
+    const auto k = static_cast<std::size_t>(gpus.count());
+    if (n1 % k != 0 || (n / n1) % k != 0) n1 = 0;
+  }
+  V v(n, gpus, fft::Options{n1});
   fft::Complex* host = nullptr;
   if (e2e) CUSH_CUDA_CHECK(cudaMallocHost(&host, n * sizeof(fft::Complex)));
   std::vector<fft::Complex> x(e2e ? 0 : n);

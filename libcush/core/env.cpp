@@ -60,6 +60,8 @@ constexpr Variable variable_table[] = {
      "largest grid edge of the advection case's rows"},
     {"CUSH_BENCH_LBM_MAX_M", Unit::count, Scope::benchmarks, 1024, 1, 1 << 16,
      "largest cross-section edge M of the lattice-Boltzmann case's rows"},
+    {"CUSH_BENCH_FFT_LOG2_N1", Unit::count, Scope::benchmarks, 0, 0, 40,
+     "log2 of the FFT case's first factor N1 in its rows (0: balanced, N1 = 2^floor(log2(N) / 2))"},
     // Tests (tests/support/gpu.hpp).
     {"CUSH_TEST_TOOL", Unit::text, Scope::tests, 0, 0, 0,
      "set (e.g. to memcheck) when the tests run under a CUDA tool: timing and free-memory checks are left to it"},
