@@ -15,28 +15,33 @@ namespace cases {
 namespace fft {
 
 struct MultiCush::State {
-  State(std::size_t n, const Devices& gpus, Options o)
-      : shape(fft::shape(n, gpus.count(), o.n1)), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
-    a.for_each([&](cush::Segment<Complex> s) {
-      ffts.emplace_back(cush::physical_device(s.device()), s.stream(), shape, gpus.count());
-    });
-  }
-  void run(const std::vector<Step>& steps) {
-    for (const Step& step : steps) {
-      if (step.kind == Step::transpose) {
-        cush::transpose(a, b, step.rows, step.cols, Twiddle{shape.n, step.twiddle});
-        std::swap(a, b);
-        continue;
-      }
-      a.for_each([&](cush::Segment<Complex> s) {
-        ffts[s.pos()].run(s.data(), step.rows / ffts.size(), step.cols, step.direction);
-      });
-    }
-  }
+  State(std::size_t n, const Devices& gpus, Options o);
+  void run(const std::vector<Step>& steps);
   Shape shape;
   std::vector<RowFfts> ffts;  // per segment; destroyed after the plans, which wait for their streams
   cush::Plan<Complex> a, b;   // the data, the next transpose's target
 };
+
+// (Defined out of the class, where pmccabe, which the complexity report uses, counts them.)
+MultiCush::State::State(std::size_t n, const Devices& gpus, Options o)
+    : shape(fft::shape(n, gpus.count(), o.n1)), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
+  a.for_each([&](cush::Segment<Complex> s) {
+    ffts.emplace_back(cush::physical_device(s.device()), s.stream(), shape, gpus.count());
+  });
+}
+
+void MultiCush::State::run(const std::vector<Step>& steps) {
+  for (const Step& step : steps) {
+    if (step.kind == Step::transpose) {
+      cush::transpose(a, b, step.rows, step.cols, Twiddle{shape.n, step.twiddle});
+      std::swap(a, b);
+      continue;
+    }
+    a.for_each([&](cush::Segment<Complex> s) {
+      ffts[s.pos()].run(s.data(), step.rows / ffts.size(), step.cols, step.direction);
+    });
+  }
+}
 
 MultiCush::MultiCush(std::size_t n, const Devices& gpus, Options options)
     : s_(std::make_unique<State>(n, gpus, options)) {}

@@ -1,7 +1,7 @@
 """Code complexity of every case's variants, measured with pmccabe (seed 002 §2.6.1).
 
 For each cases/<name>/ the variants single.cpp (single-GPU CUDA reference), multi_cuda.cpp
-(multi-GPU raw CUDA) and multi_cush.cpp (multi-GPU cush) are measured: NCSS is pmccabe's count of
+(multi-GPU raw CUDA) and multi_cush.cpp or .cu (multi-GPU cush) are measured: NCSS is pmccabe's count of
 statements in functions, MCC its modified McCabe cyclomatic complexity, each summed over the
 file's functions. Code shared by all variants (kernels.cu, headers) is left out of every variant:
 it is the same for all three. Values are normalized to the single-GPU variant, as in seed 002
@@ -48,8 +48,10 @@ def measure(root):
     cases_dir = os.path.join(root, "cases")
     for case in sorted(os.listdir(cases_dir)):
         for variant, label in VARIANTS:
-            path = os.path.join(cases_dir, case, variant + ".cpp")
-            if os.path.exists(path):
+            # A variant that launches cush's device-side templates (cush/transpose.cuh) is a .cu file.
+            paths = [os.path.join(cases_dir, case, variant + ext) for ext in (".cpp", ".cu")]
+            path = next((p for p in paths if os.path.exists(p)), None)
+            if path is not None:
                 mcc, ncss, _ = pmccabe(path)
                 rows.append({"case": case, "variant": variant, "label": label,
                              "file": os.path.relpath(path, root), "mcc": mcc, "ncss": ncss})
