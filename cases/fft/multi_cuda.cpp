@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -21,7 +22,7 @@ struct MultiCuda::Gpu {
   cudaStream_t stream = nullptr;
   cudaEvent_t ready = nullptr, wrote = nullptr;
   Complex* buf[2] = {nullptr, nullptr};
-  RowFfts* ffts = nullptr;
+  std::unique_ptr<RowFfts> ffts;
 };
 
 namespace {
@@ -60,7 +61,7 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
       CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming));
       CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&g.wrote, cudaEventDisableTiming));
       for (Complex*& b : g.buf) CUSH_CUDA_CHECK(cudaMalloc(&b, part * sizeof(Complex)));
-      g.ffts = new RowFfts(id, g.stream, shape_, k);
+      g.ffts = std::make_unique<RowFfts>(id, g.stream, shape_, k);
     }
   } catch (...) {
     release();
@@ -75,7 +76,7 @@ void MultiCuda::release() {
   for (Gpu& g : gpus_) {
     CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
     if (g.stream != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(g.stream));
-    delete g.ffts;
+    g.ffts.reset();
     for (Complex* b : g.buf)
       if (b != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
     if (g.ready != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(g.ready));
