@@ -101,6 +101,23 @@ class Performance(TempDir):
         for e in entries:
             self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date", "source"} <= set(e), e)
 
+    def test_rows_labelled_by_log2_of_the_size(self):
+        # case/fft_*/.../<e> means N = 2^e: tables print 2^e, the F-test and figures see N.
+        rows = []
+        for e in (20, 22, 24, 26):
+            rows += [(f"case/fft_demo/multi_cuda/1gpu/{e}", 2 ** e / 1e7), (f"case/fft_demo/multi_cush/1gpu/{e}", 1.3 * 2 ** e / 1e7)]
+        path = os.path.join(self.dir, "fft.json")
+        with open(path, "w") as f:
+            json.dump({"context": CONTEXT, "benchmarks": benchmarks(rows)}, f)
+        entries = perf.run(self.dir, [path], None)
+        with open(os.path.join(self.dir, "performance.md")) as f:
+            text = f.read()
+        self.assertIn("| 2^26 |", text)
+        self.assertNotIn("| 26 |", text)
+        self.assertIn("different at 95%: cush slower", text)
+        self.assertEqual([e["name"] for e in entries], ["fft_demo.1gpu.time_n67108864"])
+        self.assertAlmostEqual(entries[0]["ratio"], 1 / 1.3, delta=0.02)
+
     def test_runs_on_virtual_gpus_are_left_out(self):
         rows = [("case/demo/multi_cuda/2gpu/1024", 1.0), ("case/demo/multi_cush/2gpu/1024", 1.0)]
         context = dict(CONTEXT, virtual_gpus="2 logical GPUs on 1: 0 0")
@@ -130,6 +147,10 @@ class WholeReport(TempDir):
         self.assertEqual(figures["device_ops.run_b.all_reduce.64KiB.cush_vs_raw_nccl"]["ratio"], 0.650)
         self.assertEqual(figures["halo.x.420.d1.time"]["value"], 21.4)
         self.assertEqual(figures["halo.x.4096.d4.bandwidth"]["ratio"], 0.742)
+        # the FFT's goals: one GPU, and two virtual GPUs (a run on virtual GPUs quoted for its goal)
+        self.assertEqual(figures["fft.1gpu.natural.cush_vs_single.2e28"]["ratio"], 0.643)
+        self.assertEqual(figures["fft.2vgpu.natural.cush_vs_cufftxt.2e28"]["ratio"], 1.628)
+        self.assertNotIn("fft_natural.2gpu.time_n268435456", figures)
         # advection's roofline and matmul's figures
         self.assertEqual(figures["advection.1gpu.single.rate_n1024"]["value"], 216.3)
         self.assertEqual(figures["matmul.1gpu.rerun.vs_cublasxt_k20"]["ratio"], 1.016)

@@ -7,7 +7,7 @@ from needs import REPORT, RESULTS
 
 if not REPORT:
     from cushreport import gbench
-    from cushreport.summaries import device_ops, halo, host_ops
+    from cushreport.summaries import device_ops, fft, halo, host_ops
 
 
 def committed(name):
@@ -41,6 +41,11 @@ class CommittedTables(unittest.TestCase):
         self.assertEqual(table_rows(run_a), table_rows(section(page, "## Run A: every operation", "## Run B: small messages, three repetitions")))
         run_b = device_ops.render(load("device_ops_2026-11-23_reps.json"))
         self.assertEqual(table_rows(run_b), table_rows(section(page, "## Run B: small messages, three repetitions")))
+
+    def test_fft(self):
+        runs = load("perf_cases_fft_1gpu.json", "fft_2e30_transposed_out_2026-11-24.json", "fft_e2e_parts_2026-11-24.json",
+                    "fft_2vgpu_2026-11-24.json")
+        self.assertEqual(table_rows(fft.render(runs)), table_rows(section(committed("fft.md"), "## All rows")))
 
     def test_host_ops(self):
         page = committed("host_ops.md").split("\n", 1)[1]  # after the provenance comment
@@ -80,6 +85,17 @@ class PageFigures(unittest.TestCase):
         z = [e["ratio"] for e in bandwidth if e["name"].startswith("halo.z.")]
         self.assertEqual((min(z), max(z)), (0.951, 0.993))
         self.assertEqual(h["halo.z.420.d2.time"]["ratio"], 0.946)
+
+    def test_fft_goals(self):
+        one = self.by_name(fft.figures(load("perf_cases_fft_1gpu.json")[0]))
+        natural, transposed = one["fft.1gpu.natural.cush_vs_single.2e28"], one["fft.1gpu.transposed_out.cush_vs_single.2e28"]
+        self.assertEqual((natural["value"], natural["reference"]), (6.475, 4.165))  # fft.md: 1.555 x
+        self.assertEqual(transposed["value"], 5.35)                                 # 1.285 x
+        two = self.by_name(fft.figures(load("fft_2vgpu_2026-11-24.json")[0]))
+        xt = two["fft.2vgpu.natural.cush_vs_cufftxt.2e28"]
+        self.assertEqual((xt["value"], xt["reference"], xt["ratio"]), (6.476, 10.54, 1.628))
+        self.assertEqual(xt["virtual_gpus"], "2 logical GPUs on 1: 0 0")
+        self.assertEqual(fft.figures(load("fft_e2e_parts_2026-11-24.json")[0]), [])  # no goal in that run
 
     def test_every_page_row_of_halo_is_a_figure(self):
         h = self.by_name(halo.figures(load("halo_2026-11-23.json")[0]))

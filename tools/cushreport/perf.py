@@ -77,13 +77,30 @@ def verdict(r):
 
 # --- cases ---------------------------------------------------------------------------------------
 
+# Cases whose rows end in log2 of the problem size (case/fft_natural/.../28 is N = 2^28).
+LOG2_LABELLED = ("fft",)
+
+
+def is_log2_labelled(case):
+    return case.split("_")[0] in LOG2_LABELLED
+
+
+def size_text(case, n):
+    """A problem size as the tables print it: 2^28 for the log2-labelled cases."""
+    return f"2^{n.bit_length() - 1}" if is_log2_labelled(case) else str(n)
+
+
 def case_samples(rows):
-    """(case, variant, gpus, n) -> [ms] for the bench_cases rows."""
+    """(case, variant, gpus, n) -> [ms] for the bench_cases rows; n is the problem size (2^label
+    for the log2-labelled cases, so that the F-test and the charts see sizes)."""
     samples = defaultdict(list)
     for row in rows:
         m = CASE_RE.match(row.name)
         if m:
-            samples[(m["case"], m["variant"], int(m["gpus"]), int(m["n"]))].append(row.ms)
+            n = int(m["n"])
+            if is_log2_labelled(m["case"]):
+                n = 2 ** n
+            samples[(m["case"], m["variant"], int(m["gpus"]), n)].append(row.ms)
     return samples
 
 
@@ -113,7 +130,7 @@ def case_section(case, samples, context, out_dir):
             single, raw, cush = samples.get((case, "single", 1, n)), raw_by.get(n), cush_by.get(n)
             if raw and cush:
                 single_ms = f"{stats.median(single):.3f}" if single else "-"
-                lines.append(f"| {n} | {single_ms} | {stats.median(raw):.3f} | {stats.median(cush):.3f} | "
+                lines.append(f"| {size_text(case, n)} | {single_ms} | {stats.median(raw):.3f} | {stats.median(cush):.3f} | "
                              f"{ci_text(raw, cush)} | {len(raw)}+{len(cush)} |")
         lines += ["", verdict(f_test(raw_by, cush_by)), ""]
     for path in plots.case_charts(case, samples, out_dir):
