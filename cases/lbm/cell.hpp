@@ -81,8 +81,32 @@ inline constexpr float kHalfScale = 32768.0f;
 /// Populations as loaded and stored: FP32 as they are, FP16S in units of 2^-15 (the half's value,
 /// not rescaled: the collision works in these units, scale() below, which is exact, since
 /// scaling by a power of two commutes with rounding, and saves two multiplies per population).
+// On the GPU every population load asks L2 to fetch the 256 bytes around it from DRAM (PTX
+// ld.global.L2::256B, sm_80 and later): more bytes in flight per load at the same occupancy. One
+// H200, 256^3, single reference, MLUPS esoteric FP32 / FP16S / A-B FP32, plain : 128 B : 256 B =
+// 24,608 : 24,947 : 25,023 / 37,189 : 40,185 : 40,413 / 21,494 : 21,720 : 21,942 (README, Kernels).
+// CUSH_LBM_L2_FETCH=0 (CMake CUSH_LBM_TUNING) restores plain loads. The asm is not volatile and
+// names no memory: it may move, but never after a store of the same cell, which needs its value.
+#ifndef CUSH_LBM_L2_FETCH
+#define CUSH_LBM_L2_FETCH 256
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && CUSH_LBM_L2_FETCH > 0
+#define CUSH_LBM_STR2(x) #x
+#define CUSH_LBM_STR(x) CUSH_LBM_STR2(x)
+CUSH_HOST_DEVICE inline float load(const float* f, std::uint32_t k) {
+  float v;
+  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.f32 %0, [%1];" : "=f"(v) : "l"(f + k));
+  return v;
+}
+CUSH_HOST_DEVICE inline float load(const __half* f, std::uint32_t k) {
+  unsigned short v;
+  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.b16 %0, [%1];" : "=h"(v) : "l"(f + k));
+  return __half2float(__ushort_as_half(v));
+}
+#else
 CUSH_HOST_DEVICE inline float load(const float* f, std::uint32_t k) { return f[k]; }
 CUSH_HOST_DEVICE inline float load(const __half* f, std::uint32_t k) { return __half2float(f[k]); }
+#endif
 CUSH_HOST_DEVICE inline void store(float* f, std::uint32_t k, float v) { f[k] = v; }
 CUSH_HOST_DEVICE inline void store(__half* f, std::uint32_t k, float v) { f[k] = __float2half_rn(v); }
 /// The units of the stored populations: 1 for FP32, 2^15 for FP16S.
