@@ -16,11 +16,15 @@ std::string at(std::size_t step, std::size_t member) {
   return " at step " + std::to_string(step) + ", member " + std::to_string(member);
 }
 
+void check_grid(const Grid& grid) {
+  if (grid.n < 2 || grid.m < 2 || !(grid.dr > 0.0) || !std::isfinite(grid.dr))
+    throw std::invalid_argument("cases::karst: a grid needs N >= 2 water nodes, M >= 2 rock nodes and dr > 0");
+}
+
 }  // namespace
 
 void check(Model model, const Grid& grid, const Forcing& forcing, std::span<const Groups> members) {
-  if (grid.n < 2 || grid.m < 2 || !(grid.dr > 0.0) || !std::isfinite(grid.dr))
-    throw std::invalid_argument("cases::karst: a grid needs N >= 2 water nodes, M >= 2 rock nodes and dr > 0");
+  check_grid(grid);
   if (forcing.v.size() != forcing.steps() || forcing.inlet.size() != forcing.steps())
     throw std::invalid_argument("cases::karst: the forcing's dt, v and inlet differ in length (" +
                                 std::to_string(forcing.dt.size()) + ", " + std::to_string(forcing.v.size()) + ", " +
@@ -60,8 +64,7 @@ Conduit::Conduit(Model model, const Grid& grid, const Groups& groups, Outlet out
       upper_(grid.n),
       scale_(grid.m),
       upper_r_(grid.m) {
-  if (grid.n < 2 || grid.m < 2 || !(grid.dr > 0.0))
-    throw std::invalid_argument("cases::karst::Conduit: a grid needs N >= 2, M >= 2 and dr > 0");
+  check_grid(grid);
 }
 
 void Conduit::step(double dt, double v, double inlet) {

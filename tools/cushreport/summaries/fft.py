@@ -23,7 +23,6 @@ NAME = re.compile(r"^case/fft(?:_(?P<series>weak|e2e))?_(?P<mode>natural|transpo
                   r"(?P<v>single|multi_cuda|multi_cush|cufftxt)/(?P<g>\d+)(?P<virtual>v?)gpu/(?P<e>\d+)/")
 PIECE = re.compile(r"^part/fft/(?P<piece>[a-z_0-9]+)/1gpu/(?P<e>\d+)/")
 MODES = ("natural", "transposed_out", "transposed")
-VARIANTS = ("single", "multi_cuda", "multi_cush", "cufftxt")
 BYTES_PER_POINT = 8  # a complex float
 # The issue's goals at 2^28 on one GPU: the cush time at most this many times the single call's.
 GOAL_VS_SINGLE = {"natural": 1.6, "transposed_out": 1.3}
@@ -50,10 +49,10 @@ def gflops(e, ms):
 
 
 def points_of(series, e, gpus):
-    """log2 of the total N of a row (weak rows: 2^e per GPU)."""
+    """log2 of the total N of a row (weak rows: 2^e per GPU; the GPU counts are powers of two)."""
     if series != "weak":
         return e
-    return e + (int(gpus.rstrip("vgpu")) - 1).bit_length()
+    return e + int(re.match(r"\d+", gpus)[0]).bit_length() - 1
 
 
 def single_of(cases, series, e, gpus):
