@@ -10,6 +10,7 @@ void register_matmul();     // cases/matmul/bench_matmul.cpp
 void register_advection();  // cases/advection/bench_advection.cpp
 void register_lbm();        // cases/lbm/bench_lbm.cpp
 void register_fft();        // cases/fft/bench_fft.cpp
+void register_karst();      // cases/karst/bench_karst.cpp
 
 namespace {
 void register_cases() {
@@ -18,6 +19,7 @@ void register_cases() {
   register_advection();
   register_lbm();
   register_fft();
+  register_karst();
 }
 }  // namespace
 
