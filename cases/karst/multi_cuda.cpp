@@ -12,7 +12,8 @@
 #include "ensemble.hpp"
 #include "kernels.hpp"
 
-namespace cases::karst {
+namespace cases {
+namespace karst {
 
 namespace {
 
@@ -130,4 +131,5 @@ Runs MultiCuda::run(const Forcing& forcing, std::span<const Groups> members, std
   return out;
 }
 
-}  // namespace cases::karst
+}  // namespace karst
+}  // namespace cases

@@ -10,7 +10,8 @@
 #include "ensemble.hpp"
 #include "kernels.hpp"
 
-namespace cases::karst {
+namespace cases {
+namespace karst {
 
 namespace {
 
@@ -90,4 +91,5 @@ Runs MultiCush::run(const Forcing& forcing, std::span<const Groups> members, std
   return out;
 }
 
-}  // namespace cases::karst
+}  // namespace karst
+}  // namespace cases

@@ -11,7 +11,8 @@
 #include "ensemble.hpp"
 #include "kernels.hpp"
 
-namespace cases::karst {
+namespace cases {
+namespace karst {
 
 struct Single::State {
   Setup setup;
@@ -115,4 +116,5 @@ std::vector<double> Single::rock() const {
   return r;
 }
 
-}  // namespace cases::karst
+}  // namespace karst
+}  // namespace cases

@@ -144,7 +144,9 @@ TEST(KarstModel, AdvectionDispersionConvergesToOgataBanks) {
     for (std::size_t j = 0; j < n / 2; ++j)
       error = std::max(error, std::abs(c.water()[j] - ogata_banks(static_cast<double>(j + 1) * dx, t_end, pe)));
     SCOPED_TRACE("N = " + std::to_string(n) + ", max error " + std::to_string(error));
-    if (previous > 0) EXPECT_GT(previous / error, 1.7);  // first order in dt (dt = dx / 2)
+    if (previous > 0) {
+      EXPECT_GT(previous / error, 1.7);  // first order in dt (dt = dx / 2)
+    }
     previous = error;
   }
   EXPECT_LT(previous, 0.01);
@@ -197,6 +199,124 @@ TEST(KarstModel, StabilityCheckRejectsLargeSteps) {
   EXPECT_THROW(forward_cpu(Model::solute, grid, f, members), std::invalid_argument);
   EXPECT_THROW(forward_cpu(Model::solute, Grid{1, 8, 0.1}, forcing(2, 0.001, [](double) { return 1.0; }), members),
                std::invalid_argument);
+}
+
+// The discrete model of spec §2 written the plain way, to check the CPU reference's blocked,
+// vectorized and cached solve against: every step, every rock column and the water assembled as
+// explicit bands and solved by a textbook Thomas algorithm (divisions, nothing kept between steps).
+class NaiveConduit {
+ public:
+  NaiveConduit(Model model, const Grid& grid, const Groups& g, Outlet outlet)
+      : model_(model), grid_(grid), g_(g), outlet_(outlet), water_(grid.n, 1.0) {
+    if (model == Model::heat) rock_.assign(grid.n, std::vector<double>(grid.m, 1.0));
+  }
+
+  void step(double dt, double v, double inlet) {
+    const std::size_t n = grid_.n, m = grid_.m;
+    if (model_ == Model::heat) {
+      const double fo = dt / (g_.theta * grid_.dr * grid_.dr), fobi = g_.psi * g_.st * dt / (2.0 * grid_.dr);
+      std::vector<double> a(m, -fo), b(m, 1.0 + 2.0 * fo), c(m, -fo);
+      b[0] = 1.0 + 2.0 * fo + 2.0 * fobi;  // eq. 4.15, the wall
+      c[0] = -2.0 * fo;
+      a[m - 1] = 0.0;  // the far field held
+      b[m - 1] = 1.0;
+      for (std::size_t j = 0; j < n; ++j) {
+        std::vector<double> d = rock_[j];
+        d[0] += 2.0 * fobi * water_[j];
+        thomas(a, b, c, d);
+        rock_[j] = d;
+      }
+    }
+    const double dx = grid_.dx(), diffusion = dt / (g_.pe * dx * dx), advection = v * dt / (2.0 * dx);
+    const double source = model_ == Model::heat ? dt * g_.st : -dt * g_.da;
+    std::vector<double> a(n, -diffusion - advection), b(n, 1.0 + 2.0 * diffusion + source), c(n, advection - diffusion);
+    a[n - 1] = -2.0 * advection;
+    if (outlet_ == Outlet::advective) b[n - 1] = 1.0 + 2.0 * advection + source;
+    std::vector<double> d = water_;
+    if (model_ == Model::heat)
+      for (std::size_t j = 0; j < n; ++j) d[j] += dt * g_.st * rock_[j][0];
+    d[0] -= a[0] * inlet;
+    thomas(a, b, c, d);
+    water_ = d;
+  }
+
+  const std::vector<double>& water() const { return water_; }
+  double rock(std::size_t i, std::size_t j) const { return rock_[j][i]; }
+
+ private:
+  // Solves the system with lower band a (a[0] unused), diagonal b and upper band c (last unused);
+  // d is the right-hand side, then the solution.
+  static void thomas(const std::vector<double>& a, const std::vector<double>& b, std::vector<double> c,
+                     std::vector<double>& d) {
+    const std::size_t n = d.size();
+    c[0] /= b[0];
+    d[0] /= b[0];
+    for (std::size_t i = 1; i < n; ++i) {
+      const double pivot = b[i] - a[i] * c[i - 1];
+      c[i] /= pivot;
+      d[i] = (d[i] - a[i] * d[i - 1]) / pivot;
+    }
+    for (std::size_t i = n - 1; i-- > 0;) d[i] -= c[i] * d[i + 1];
+  }
+
+  Model model_;
+  Grid grid_;
+  Groups g_;
+  Outlet outlet_;
+  std::vector<double> water_;
+  std::vector<std::vector<double>> rock_;  // rock_[j][i]: column j, node i
+};
+
+// A forcing whose dt and v change now and then and stay put in between, so that the cached
+// eliminations are both reused and recomputed: dt changes at steps 60 and 120, v at step 150 and
+// then every step up to 179; a pulse at the inlet.
+Forcing changing_forcing() {
+  Forcing f;
+  for (std::size_t s = 0; s < 240; ++s) {
+    const double dt = s < 60 || s >= 120 ? 0.002 : 0.0013;
+    const double v = s < 150 ? 1.0 : s < 180 ? 0.6 + 0.01 * static_cast<double>(s - 150) : 0.8;
+    f.dt.push_back(dt);
+    f.v.push_back(v);
+    f.inlet.push_back(s % 50 < 12 ? 1.5 : 1.0);
+  }
+  return f;
+}
+
+TEST(KarstModel, FastPathEqualsANaiveSolve) {
+  // N and M are not multiples of the rock chunk (32 columns), so that the padded last chunk is
+  // exercised; the members differ in every group, Da included.
+  const Grid grid{203, 37, 0.07};
+  const Forcing f = changing_forcing();
+  const std::vector<Groups> members = {
+      {700.0, 1.3, 3.0, 2.235, 0.4}, {300.0, 0.4, 12.0, 1.5, 0.0}, {1500.0, 2.5, 0.8, 2.235, 1.1}};
+  for (Model model : {Model::heat, Model::solute}) {
+    for (Outlet outlet : {Outlet::advective, Outlet::printed}) {
+      SCOPED_TRACE(std::string(model == Model::heat ? "heat" : "solute") +
+                   (outlet == Outlet::advective ? ", advective outlet" : ", printed outlet"));
+      const std::vector<double> out = forward_cpu(model, grid, f, members, outlet, 2);
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        Conduit fast(model, grid, members[k], outlet);
+        NaiveConduit naive(model, grid, members[k], outlet);
+        double worst_outlet = 0, worst_water = 0, worst_rock = 0;
+        for (std::size_t s = 0; s < f.steps(); ++s) {
+          fast.step(f.dt[s], f.v[s], f.inlet[s]);
+          naive.step(f.dt[s], f.v[s], f.inlet[s]);
+          ASSERT_EQ(fast.outlet(), out[k * f.steps() + s]) << "member " << k << ", step " << s;
+          worst_outlet = std::max(worst_outlet, std::abs(out[k * f.steps() + s] - naive.water().back()));
+          for (std::size_t j = 0; j < grid.n; ++j) {
+            worst_water = std::max(worst_water, std::abs(fast.water()[j] - naive.water()[j]));
+            if (model == Model::heat)
+              for (std::size_t i = 0; i < grid.m; ++i)
+                worst_rock = std::max(worst_rock, std::abs(fast.rock(i, j) - naive.rock(i, j)));
+          }
+        }
+        EXPECT_LE(worst_outlet, 1e-12) << "member " << k;
+        EXPECT_LE(worst_water, 1e-12) << "member " << k;
+        EXPECT_LE(worst_rock, 1e-12) << "member " << k;
+        EXPECT_GT(*std::max_element(fast.water().begin(), fast.water().end()), 1.01);  // the pulses are in
+      }
+    }
+  }
 }
 
 TEST(KarstModel, ThreadsDoNotChangeTheResult) {
