@@ -32,7 +32,6 @@ namespace {
 
 constexpr int kColumns = 128;  // threads per block of the rock passes (one per column)
 constexpr int kMembers = 32;   // threads per block of the per-member kernels, a thread per member
-constexpr int kWarps = 128;    // threads per block of the water step, a warp per member
 
 // Fo and FoBi (eqs. 4.16, 4.18) of a member for a step of dt.
 struct RockCoefficients {
@@ -221,10 +220,38 @@ struct Affine {
 };
 __device__ Affine then(Affine f, Affine g) { return {g.a * f.a, g.a * f.b + g.b}; }
 
-// One member's water step, one warp per member. With the pivots cached, both Thomas sweeps are
+constexpr int kWaterThreads = 128;  // a block per member for the water step
+constexpr int kWaterWarps = kWaterThreads / 32;
+
+// Over the block's threads in order, the maps of the threads before this one, composed (forward);
+// or (backward) of the threads after it, the last applied first. `shared` holds kWaterWarps maps.
+template <bool Forward>
+__device__ Affine exclusive_scan(Affine mine, Affine* shared) {
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  Affine total = mine;
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const Affine other = Forward ? Affine{__shfl_up_sync(0xffffffffU, total.a, offset), __shfl_up_sync(0xffffffffU, total.b, offset)}
+                                 : Affine{__shfl_down_sync(0xffffffffU, total.a, offset), __shfl_down_sync(0xffffffffU, total.b, offset)};
+    if (Forward ? lane >= offset : lane + offset < 32) total = then(other, total);
+  }
+  if (lane == (Forward ? 31 : 0)) shared[warp] = total;
+  Affine inside = Forward ? Affine{__shfl_up_sync(0xffffffffU, total.a, 1), __shfl_up_sync(0xffffffffU, total.b, 1)}
+                          : Affine{__shfl_down_sync(0xffffffffU, total.a, 1), __shfl_down_sync(0xffffffffU, total.b, 1)};
+  if (lane == (Forward ? 0 : 31)) inside = Affine{1.0, 0.0};
+  __syncthreads();
+  Affine outside{1.0, 0.0};
+  if (Forward)
+    for (int w = 0; w < warp; ++w) outside = then(outside, shared[w]);
+  else
+    for (int w = kWaterWarps - 1; w > warp; --w) outside = then(outside, shared[w]);
+  __syncthreads();  // shared is free again
+  return then(outside, inside);
+}
+
+// One member's water step, one block per member. With the pivots cached, both Thomas sweeps are
 // affine recurrences: d'_j = r_j / p_j - (a_j / p_j) d'_(j-1) forward and x_j = d'_j - c'_j x_(j+1)
-// backward. Each lane composes the maps of its run of consecutive nodes, a shuffle scan gives
-// every lane the value entering its run, and the lane then sweeps its run. The right-hand side
+// backward. Each thread composes the maps of its run of consecutive nodes, a block scan gives
+// every thread the value entering its run, and the thread then sweeps its run. The right-hand side
 // r_j holds the new wall temperature (heat) and, in row 0, the inlet. The outlet goes to the
 // curve. With Finish (heat, a UL step follows): row 0 of the next step's rock elimination, which
 // needs this step's water; it leaves the next step's wall temperature in the rock's row 0.
@@ -236,51 +263,57 @@ template <bool Heat, bool Finish>
 __global__ void water_step(const Groups* members, std::size_t count, int n, int m, Model model, Outlet outlet,
                            WaterStep ws, const double2* factors, double* water, double* rock, double* curves,
                            Factors next) {
-  const std::size_t k = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  if (k >= count) return;  // whole warps: count is per warp
+  __shared__ Affine shared[kWaterWarps];
+  const std::size_t k = blockIdx.x;
+  if (k >= count) return;  // the whole block
   const Groups g = members[k];
   const WaterCoefficients c = water_coefficients(g, model, outlet, n, ws.dt, ws.v);
   const double2* f = factors + k * n;
   double* w = water + k * n;
   double* wall = Heat ? rock + k * m * static_cast<std::size_t>(n) : nullptr;  // row 0: x_0 of this step
   const double exchange = ws.dt * g.st;
-  const int run = (n + 31) / 32, first = lane * run, last = min(n, first + run);  // this lane's nodes
+  const int run = (n + kWaterThreads - 1) / kWaterThreads;  // this thread's nodes: [first, last)
+  const int first = min(n, static_cast<int>(threadIdx.x) * run), last = min(n, first + run);
 
-  // Forward: b_j = r_j / p_j stored in w, and this run's map.
-  Affine mine{1.0, 0.0};
-  for (int j = first; j < last; ++j) {
-    double r = w[j] + (Heat ? exchange * wall[j] : 0.0);
+  // The loops that store load kBatch nodes first (as the rock passes do); the others only load.
+  const auto scaled_rhs = [&](int j, double wj, double wallj, double inv) {  // b_j = r_j / p_j
+    double r = wj + (Heat ? exchange * wallj : 0.0);
     if (j == 0) r -= c.lower * ws.inlet;
-    const double2 fj = f[j];
-    const double b = r * fj.x;
-    const double a = j == 0 ? 0.0 : -(j + 1 < n ? c.lower : c.last_lower) * fj.x;
-    w[j] = b;
-    mine = then(mine, Affine{a, b});
-  }
-  Affine total = mine;  // inclusive scan: the maps of lanes 0..lane
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const Affine before{__shfl_up_sync(0xffffffffU, total.a, offset), __shfl_up_sync(0xffffffffU, total.b, offset)};
-    if (lane >= offset) total = then(before, total);
-  }
-  double d = __shfl_up_sync(0xffffffffU, total.b, 1);  // d'_(first - 1): the value entering this run
-  if (lane == 0) d = 0.0;
+    return r * inv;
+  };
+  const auto slope = [&](int j, double inv) { return j == 0 ? 0.0 : -(j + 1 < n ? c.lower : c.last_lower) * inv; };
+
+  // Forward: this run's map, the value entering it, then d'_j into w.
+  Affine mine{1.0, 0.0};
+#pragma unroll 8
   for (int j = first; j < last; ++j) {
-    const double a = j == 0 ? 0.0 : -(j + 1 < n ? c.lower : c.last_lower) * f[j].x;
-    d = w[j] + a * d;
-    w[j] = d;
+    const double inv = f[j].x;
+    mine = then(mine, Affine{slope(j, inv), scaled_rhs(j, w[j], Heat ? wall[j] : 0.0, inv)});
+  }
+  double d = exclusive_scan<true>(mine, shared).b;  // d'_(first - 1): the value entering this run
+  for (int j0 = first; j0 < last; j0 += kBatch) {
+    double wv[kBatch], sv[kBatch], iv[kBatch];
+#pragma unroll
+    for (int r = 0; r < kBatch; ++r)
+      if (j0 + r < last) {
+        wv[r] = w[j0 + r];
+        sv[r] = Heat ? wall[j0 + r] : 0.0;
+        iv[r] = f[j0 + r].x;
+      }
+#pragma unroll
+    for (int r = 0; r < kBatch; ++r) {
+      const int j = j0 + r;
+      if (j >= last) break;
+      d = scaled_rhs(j, wv[r], sv[r], iv[r]) + slope(j, iv[r]) * d;
+      w[j] = d;
+    }
   }
 
   // Backward, from the outlet: x_j = d'_j - c'_j x_(j+1) (c'_(N-1) = 0).
   mine = Affine{1.0, 0.0};
+#pragma unroll 8
   for (int j = last - 1; j >= first; --j) mine = then(mine, Affine{-f[j].y, w[j]});
-  total = mine;  // the maps of lanes lane..31
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const Affine after{__shfl_down_sync(0xffffffffU, total.a, offset), __shfl_down_sync(0xffffffffU, total.b, offset)};
-    if (lane + offset < 32) total = then(after, total);
-  }
-  double x = __shfl_down_sync(0xffffffffU, total.b, 1);  // x_last: the value entering this run
-  if (lane == 31) x = 0.0;
+  double x = exclusive_scan<false>(mine, shared).b;  // x_last: the value entering this run
   double2 e0 = make_double2(0.0, 0.0);
   double coupling = 0.0;
   if (Finish) {
@@ -288,10 +321,26 @@ __global__ void water_step(const Groups* members, std::size_t count, int n, int 
     coupling = next.wall[k];
   }
   const double* row1 = Heat ? wall + n : nullptr;
-  for (int j = last - 1; j >= first; --j) {
-    x = w[j] - f[j].y * x;
-    w[j] = x;
-    if (Finish) wall[j] = (wall[j] + coupling * x) * e0.x - e0.y * row1[j];
+  for (int j0 = last - 1; j0 >= first; j0 -= kBatch) {
+    double dv[kBatch], cv[kBatch], sv[kBatch], s1[kBatch];
+#pragma unroll
+    for (int r = 0; r < kBatch; ++r)
+      if (j0 - r >= first) {
+        dv[r] = w[j0 - r];
+        cv[r] = f[j0 - r].y;
+        if (Finish) {
+          sv[r] = wall[j0 - r];
+          s1[r] = row1[j0 - r];
+        }
+      }
+#pragma unroll
+    for (int r = 0; r < kBatch; ++r) {
+      const int j = j0 - r;
+      if (j < first) break;
+      x = dv[r] - cv[r] * x;
+      w[j] = x;
+      if (Finish) wall[j] = (sv[r] + coupling * x) * e0.x - e0.y * s1[r];
+    }
   }
   if (last == n && first < last) curves[k * ws.steps + ws.step] = w[n - 1];
 }
@@ -451,15 +500,15 @@ class Forward {
       water_v_ = v;
     }
     const WaterStep ws{dt, v, forcing.inlet[s], s, forcing.steps()};
-    const unsigned g = blocks(b_.count * 32, kWarps);
+    const unsigned g = static_cast<unsigned>(b_.count);
     if (model_ == Model::solute)
-      water_step<false, false><<<g, kWarps, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
+      water_step<false, false><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
                                                              factors, water_state(), nullptr, b_.curves, f_[1]);
     else if (finish)
-      water_step<true, true><<<g, kWarps, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws, factors,
+      water_step<true, true><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws, factors,
                                                            water_state(), rock(), b_.curves, f_[1]);
     else
-      water_step<true, false><<<g, kWarps, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
+      water_step<true, false><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
                                                             factors, water_state(), rock(), b_.curves, f_[1]);
     check_launch();
   }

@@ -9,8 +9,8 @@
 // changes). Steps alternate LU and UL factorizations so that one pass over a column does the
 // substitution of one step and the elimination of the next in the same direction: the rock is
 // read and written once per step, not twice (kernels.cu explains the schedule).
-// The water: one warp per member; with the Thomas pivots cached while dt and v stay the same, both
-// sweeps are affine recurrences, which the warp scans in parallel.
+// The water: one block per member; with the Thomas pivots cached while dt and v stay the same, both
+// sweeps are affine recurrences, which the block scans in parallel.
 
 #include <cuda_runtime_api.h>
 
