@@ -14,6 +14,7 @@
 // All three run the same kernels through launch_forward, so their curves agree bit for bit.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -84,5 +85,14 @@ class MultiCush {
   struct State;
   std::unique_ptr<State> s_;
 };
+
+/// An ensemble evaluator for the inversion (inversion.hpp's Evaluate): every call runs its members
+/// as one ensemble on `variant` and returns their RMS misfits against `observed`.
+template <class V>
+std::function<std::vector<double>(std::span<const Groups>)> evaluate_on(std::shared_ptr<V> variant, Forcing forcing,
+                                                                        std::vector<double> observed) {
+  return [variant = std::move(variant), forcing = std::move(forcing), observed = std::move(observed)](
+             std::span<const Groups> members) { return variant->run(forcing, members, observed).misfits; };
+}
 
 }  // namespace cases::karst

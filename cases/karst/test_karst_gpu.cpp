@@ -16,6 +16,7 @@
 
 #include "cush/cush.hpp"
 #include "ensemble.hpp"
+#include "inversion.hpp"
 #include "karst.hpp"
 #include "kernels.hpp"
 #include "support/gpu.hpp"
@@ -291,6 +292,33 @@ TEST(KarstGpu, BadRunsAreRejectedBeforeAnythingRuns) {
   const karst::Batch two{nullptr, nullptr, nullptr, 2};
   EXPECT_THROW(karst::launch_forward(Model::heat, karst::Grid{100, 11, 0.05}, Outlet::advective, f, two, small, nullptr),
                std::invalid_argument);
+}
+
+// The inversion twin with every ensemble on GPUs: the single-GPU variant and the cush variant over
+// every logical GPU; Pe, St and Theta from the Table 7.3 start recovered within 1%.
+TEST(KarstGpu, InversionTwinRecoversTheParameters) {
+  SKIP_WITHOUT_GPUS(1);
+  const karst::Grid grid{128, 32, 0.05};
+  karst::Forcing f;
+  for (int s = 0; s < 750; ++s) {
+    f.dt.push_back(0.004);
+    f.v.push_back(1.0);
+    f.inlet.push_back(1.0 + 0.5 * std::exp(-std::pow((0.004 * (s + 1) - 0.3) / 0.08, 2)));
+  }
+  const Groups truth{1940.0, 6.0, 2.5, 2.235, 0.0};
+  const karst::Setup setup{Model::heat, grid};
+  const std::vector<double> observed = karst::Single(setup, Devices::first(1)).run(f, std::vector<Groups>{truth}).curves;
+  const int all = cush::DeviceSet::available();
+  const karst::Evaluate on[] = {
+      karst::evaluate_on(std::make_shared<karst::Single>(setup, Devices::first(1)), f, observed),
+      karst::evaluate_on(std::make_shared<karst::MultiCush>(setup, Devices::first(all)), f, observed)};
+  for (const karst::Evaluate& evaluate : on) {
+    const karst::Fit fit = karst::nlcg(evaluate, karst::table_7_3_start(truth));
+    EXPECT_NEAR(fit.groups.pe / truth.pe, 1.0, 0.01) << fit.stopped;
+    EXPECT_NEAR(fit.groups.st / truth.st, 1.0, 0.01) << fit.stopped;
+    EXPECT_NEAR(fit.groups.theta / truth.theta, 1.0, 0.01) << fit.stopped;
+    EXPECT_LT(fit.misfit, 1e-3 * fit.history.front().misfit);
+  }
 }
 
 }  // namespace
