@@ -4,6 +4,8 @@
 //   case/karst/<variant>/<g>gpu/<K>        K members, N = 1024, M = 128, dr = 0.05, 2,000 steps
 //   case/karst/<variant>/<g>vgpu/<K>       the same on g virtual GPUs (CUSH_VIRTUAL_GPUS only)
 //   case/karst_goal/<variant>/1gpu/512     the run: 512 members, 20,000 steps
+//   case/karst_streaming/single/1gpu/<K>   single on the streaming path (karst.hpp's Path), where
+//                                          the rows above take the resident one
 //   cpu/karst/<t>threads/<K>               the CPU reference (forward_cpu) on t threads, 2,000 steps
 // variant: single (1 GPU), multi_cuda, multi_cush. Counters: runs/s (K / t), Gcell/s (rock and
 // water nodes advanced per second: K (M + 1) N steps / t), gpus or threads.
@@ -54,10 +56,11 @@ void counters(benchmark::State& state, std::size_t count, std::size_t steps, dou
 }
 
 template <class V>
-void ensemble(benchmark::State& state, std::size_t count, std::size_t steps, cases::Devices gpus) {
+void ensemble(benchmark::State& state, std::size_t count, std::size_t steps, cases::Devices gpus,
+              karst::Path path = karst::Path::automatic) {
   const karst::Forcing f = pulse(steps);
   const std::vector<karst::Groups> m = members(count);
-  V v(karst::Setup{karst::Model::heat, kGrid}, gpus);
+  V v(karst::Setup{karst::Model::heat, kGrid, karst::Outlet::advective, path}, gpus);
   v.run(f, m);  // warm-up: allocates
   cush_bench::WallTimer timer;
   double seconds = 0;
@@ -111,6 +114,10 @@ void register_karst() {
   for (std::size_t count : {1, 4, 16, 64, 256, 512, 1024, 2048, 4096})
     for (int g = 1; g <= available; g *= 2) add_variants("karst", count, kSteps, g, std::to_string(g) + "gpu");
   add_variants("karst_goal", 512, 20000, 1, "1gpu");
+  for (std::size_t count : {1, 16, 64, 512, 4096})
+    cush_bench::add_timed("case/karst_streaming/single/1gpu/" + std::to_string(count), [=](benchmark::State& s) {
+      ensemble<karst::Single>(s, count, kSteps, cases::Devices::first(1), karst::Path::streaming);
+    });
   if (cush::virtual_gpus_active())
     for (std::size_t count : {16, 512})
       for (int g = 2; g <= cush::DeviceSet::available(); g *= 2) add_variants("karst", count, kSteps, g, std::to_string(g) + "vgpu");

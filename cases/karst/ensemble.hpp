@@ -30,6 +30,7 @@ struct Setup {
   Model model = Model::heat;
   Grid grid{};
   Outlet outlet = Outlet::advective;
+  Path path = Path::automatic;  ///< the kernels (karst.hpp); every path gives the same numbers
 };
 
 /// What an ensemble run gives back.

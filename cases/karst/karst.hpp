@@ -66,6 +66,13 @@ enum class Model { heat, solute };
 /// (lower entry -v dt/dx, diagonal unchanged), which does not keep a uniform field (spec §2.3).
 enum class Outlet { advective, printed };
 
+/// How the GPU runs the heat model (kernels.hpp). `streaming`: every member's state in global
+/// memory, a few launches per step; `resident`: one thread-block cluster per member holds its
+/// state on chip for the whole run (compute capability 9.0 and a member that fits; the heat
+/// model only); `automatic`: resident where it can run and the forcing changes dt or v at most
+/// once per 32 steps, else streaming. Both give the same numbers bit for bit.
+enum class Path { automatic, streaming, resident };
+
 /// N water nodes at x* = (j + 1) / N (the inlet is x* = 0), M rock nodes per column at
 /// r*_i = 1 + i dr (i = 0: the wall, i = M - 1: the far field, held at its initial value).
 struct Grid {

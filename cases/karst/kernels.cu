@@ -16,131 +16,60 @@
 // Two passes cover two steps, each reading and writing the rock once: 16 bytes per node per step
 // instead of the 32 of separate sweeps. The order of steps, the equations and the outlet are the
 // CPU reference's; only the rounding differs (a UL step factors the same matrix from the other end).
+//
+// This is the streaming path: the state in global memory. Where a member fits a thread-block
+// cluster's shared memory, the resident path (resident.cu) runs the same device code
+// (passes.cuh) with the state on chip; Forward::resident chooses.
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "cush/error.hpp"
 #include "kernels.hpp"
+#include "passes.cuh"
+#include "resident.hpp"
 
 namespace cases::karst {
 
 namespace {
 
+using namespace device;
+
 constexpr int kColumns = 128;  // threads per block of the rock passes (one per column)
 constexpr int kMembers = 32;   // threads per block of the per-member kernels, a thread per member
 
-// Fo and FoBi (eqs. 4.16, 4.18) of a member for a step of dt.
-struct RockCoefficients {
-  double fo, fobi;
-};
-__device__ RockCoefficients rock_coefficients(const Groups& g, double dt, double dr) {
-  return {dt / (g.theta * dr * dr), g.psi * g.st * dt / (2.0 * dr)};
-}
-
-// Factor storage of one factorization (LU or UL) for every member: per row, the elimination pair
-// (1 / pivot, band * (1 / pivot)) and the substitution coefficient; per member, 2 FoBi (the wall
-// coupling of row 0's right-hand side).
+// Factor storage of one factorization (LU or UL) for every member (passes.cuh's MemberFactors,
+// member k at elim + k * M, sub + k * M, wall + k).
 struct Factors {
   double2* elim;
   double* sub;
   double* wall;
+  __device__ MemberFactors member(std::size_t k, int m) const { return {elim + k * m, sub + k * m, wall + k}; }
 };
 
-// LU of a member's rock matrix: row 0 [1 + 2Fo + 2FoBi, -2Fo], rows 1..M-2 [-Fo, 1 + 2Fo, -Fo],
-// row M-1 [0, 1]. Elimination d'_i = d_i / p_i - (a_i / p_i) d'_(i-1); substitution
-// x_i = d'_i - c'_i x_(i+1) with c'_i = c_i / p_i.
 __global__ void rock_factors_lu(const Groups* members, std::size_t count, int m, double dr, double dt, Factors f) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (k >= count) return;
-  const RockCoefficients c = rock_coefficients(members[k], dt, dr);
-  double2* elim = f.elim + k * m;
-  double* sub = f.sub + k * m;
-  double inv = 1.0 / (1.0 + 2.0 * c.fo + 2.0 * c.fobi);
-  double cp = -2.0 * c.fo * inv;
-  elim[0] = make_double2(inv, 0.0);
-  sub[0] = cp;
-  for (int i = 1; i + 1 < m; ++i) {
-    inv = 1.0 / (1.0 + 2.0 * c.fo + c.fo * cp);  // b - a c'_(i-1) with a = -Fo
-    elim[i] = make_double2(inv, -c.fo * inv);
-    cp = -c.fo * inv;
-    sub[i] = cp;
-  }
-  elim[m - 1] = make_double2(1.0, 0.0);
-  sub[m - 1] = 0.0;
-  f.wall[k] = 2.0 * c.fobi;
+  if (k < count) lu_factors(members[k], m, dr, dt, f.member(k, m));
 }
 
-// UL of the same matrix, from the bottom: pivots p_i = b_i - c_i e_(i+1), e_i = a_i / p_i.
-// Elimination g_i = d_i / p_i - (c_i / p_i) g_(i+1); substitution x_i = g_i - e_i x_(i-1), x_0 = g_0.
 __global__ void rock_factors_ul(const Groups* members, std::size_t count, int m, double dr, double dt, Factors f) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (k >= count) return;
-  const RockCoefficients c = rock_coefficients(members[k], dt, dr);
-  double2* elim = f.elim + k * m;
-  double* sub = f.sub + k * m;
-  elim[m - 1] = make_double2(1.0, 0.0);
-  sub[m - 1] = 0.0;
-  double e = 0.0;
-  for (int i = m - 2; i >= 1; --i) {
-    const double inv = 1.0 / (1.0 + 2.0 * c.fo + c.fo * e);  // b - c e_(i+1) with c = -Fo
-    elim[i] = make_double2(inv, -c.fo * inv);
-    e = -c.fo * inv;
-    sub[i] = e;
-  }
-  const double inv = 1.0 / (1.0 + 2.0 * c.fo + 2.0 * c.fobi + 2.0 * c.fo * e);
-  elim[0] = make_double2(inv, -2.0 * c.fo * inv);
-  sub[0] = 0.0;
-  f.wall[k] = 2.0 * c.fobi;
+  if (k < count) ul_factors(members[k], m, dr, dt, f.member(k, m));
 }
 
-// The passes load kBatch rows of a column before they store any: the compiler cannot move a load
-// above a store to the same array, and one load in flight per thread leaves HBM idle.
-constexpr int kBatch = 8;
-
-// The down pass over member k's column j (see the top of the file). Substitute: the rock holds
-// the UL elimination of the previous step (else it holds x itself). Eliminate: LU of this step,
-// with the water w^(s-1) in row 0.
+// The down pass over member k's column j (see the top of the file).
 template <bool Substitute, bool Eliminate>
 __global__ void rock_down(double* rock, const double* water, std::size_t count, int n, int m, Factors ul, Factors lu) {
   const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (j >= n) return;
   const std::size_t stride = static_cast<std::size_t>(n);
-  for (std::size_t k = blockIdx.y; k < count; k += gridDim.y) {
-    double* y = rock + k * m * stride + j;
-    const double* e = ul.sub + k * m;
-    const double2* el = lu.elim + k * m;
-    double x = y[0];  // x_0 = g_0
-    double d = 0.0;
-    if (Eliminate) {
-      d = (x + lu.wall[k] * water[k * stride + j]) * el[0].x;
-      y[0] = d;
-    } else {
-      y[0] = x;
-    }
-    for (int i0 = 1; i0 < m; i0 += kBatch) {
-      double v[kBatch];
-#pragma unroll
-      for (int r = 0; r < kBatch; ++r)
-        if (i0 + r < m) v[r] = y[(i0 + r) * stride];
-#pragma unroll
-      for (int r = 0; r < kBatch; ++r) {
-        const int i = i0 + r;
-        if (i >= m) break;
-        x = Substitute ? v[r] - e[i] * x : v[r];
-        if (Eliminate) {
-          const double2 f = el[i];
-          d = x * f.x - f.y * d;
-          y[i * stride] = d;
-        } else {
-          y[i * stride] = x;
-        }
-      }
-    }
-  }
+  for (std::size_t k = blockIdx.y; k < count; k += gridDim.y)
+    down_column<Substitute, Eliminate>(rock + k * m * stride + j, stride, m, ul.sub + k * m, lu.elim + k * m,
+                                       Eliminate ? lu.wall[k] : 0.0, Eliminate ? water[k * stride + j] : 0.0);
 }
 
 // The up pass: LU substitution of this step from the bottom, and (Eliminate) the UL elimination
@@ -150,199 +79,46 @@ __global__ void rock_up(double* rock, std::size_t count, int n, int m, Factors l
   const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (j >= n) return;
   const std::size_t stride = static_cast<std::size_t>(n);
-  for (std::size_t k = blockIdx.y; k < count; k += gridDim.y) {
-    double* y = rock + k * m * stride + j;
-    const double* cp = lu.sub + k * m;
-    const double2* el = ul.elim + k * m;
-    double x = 0.0, g = 0.0;
-    for (int i0 = m - 1; i0 >= 1; i0 -= kBatch) {
-      double v[kBatch];
-#pragma unroll
-      for (int r = 0; r < kBatch; ++r)
-        if (i0 - r >= 1) v[r] = y[(i0 - r) * stride];
-#pragma unroll
-      for (int r = 0; r < kBatch; ++r) {
-        const int i = i0 - r;
-        if (i < 1) break;
-        x = v[r] - cp[i] * x;
-        if (Eliminate) {
-          const double2 f = el[i];
-          g = x * f.x - f.y * g;
-          y[i * stride] = g;
-        } else {
-          y[i * stride] = x;
-        }
-      }
-    }
-    y[0] = y[0] - cp[0] * x;
-  }
+  for (std::size_t k = blockIdx.y; k < count; k += gridDim.y)
+    up_column<Eliminate>(rock + k * m * stride + j, stride, m, lu.sub + k * m, ul.elim + k * m);
 }
 
-// The water system's coefficients for a step (eqs. 4.19/4.20 and 4.27).
-struct WaterCoefficients {
-  double lower, middle, upper, last_lower, last_middle;
-};
-__device__ WaterCoefficients water_coefficients(const Groups& g, Model model, Outlet outlet, int n, double dt, double v) {
-  const double dx = 1.0 / n;
-  const double diffusion = dt / (g.pe * dx * dx);
-  const double advection = v * dt / (2.0 * dx);
-  const double source = model == Model::heat ? dt * g.st : -dt * g.da;
-  WaterCoefficients c;
-  c.lower = -diffusion - advection;
-  c.upper = advection - diffusion;
-  c.middle = 1.0 + 2.0 * diffusion + source;
-  c.last_lower = -2.0 * advection;  // the outlet row: no dispersion, upwind advection
-  c.last_middle = outlet == Outlet::advective ? 1.0 + 2.0 * advection + source : c.middle;
-  return c;
-}
-
-// Thomas pivots of each member's water system: (1 / p_j, c'_j).
 __global__ void water_factors(const Groups* members, std::size_t count, int n, Model model, Outlet outlet, double dt,
                               double v, double2* factors) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (k >= count) return;
-  const WaterCoefficients c = water_coefficients(members[k], model, outlet, n, dt, v);
-  double2* f = factors + k * n;
-  double inv = 1.0 / c.middle;
-  double cp = c.upper * inv;
-  f[0] = make_double2(inv, cp);
-  for (int j = 1; j + 1 < n; ++j) {
-    inv = 1.0 / (c.middle - c.lower * cp);
-    cp = c.upper * inv;
-    f[j] = make_double2(inv, cp);
-  }
-  f[n - 1] = make_double2(1.0 / (c.last_middle - c.last_lower * cp), 0.0);
+  if (k < count) water_pivots<false>(members[k], n, model, outlet, dt, v, factors + k * n);
 }
 
-// An affine map x -> a x + b; then(f, g) is g after f.
-struct Affine {
-  double a, b;
+// A member's rock rows in global memory: row i of column j at base[i * n + j].
+struct GlobalRows {
+  double* base;
+  std::size_t n;
+  __device__ double& operator()(int i, int j) const { return base[i * n + j]; }
 };
-__device__ Affine then(Affine f, Affine g) { return {g.a * f.a, g.a * f.b + g.b}; }
 
-constexpr int kWaterThreads = 128;  // a block per member for the water step
-constexpr int kWaterWarps = kWaterThreads / 32;
+struct BlockSync {
+  __device__ void operator()() const { __syncthreads(); }
+};
 
-// Over the block's threads in order, the maps of the threads before this one, composed (forward);
-// or (backward) of the threads after it, the last applied first. `shared` holds kWaterWarps maps.
-template <bool Forward>
-__device__ Affine exclusive_scan(Affine mine, Affine* shared) {
-  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  Affine total = mine;
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const Affine other = Forward ? Affine{__shfl_up_sync(0xffffffffU, total.a, offset), __shfl_up_sync(0xffffffffU, total.b, offset)}
-                                 : Affine{__shfl_down_sync(0xffffffffU, total.a, offset), __shfl_down_sync(0xffffffffU, total.b, offset)};
-    if (Forward ? lane >= offset : lane + offset < 32) total = then(other, total);
-  }
-  if (lane == (Forward ? 31 : 0)) shared[warp] = total;
-  Affine inside = Forward ? Affine{__shfl_up_sync(0xffffffffU, total.a, 1), __shfl_up_sync(0xffffffffU, total.b, 1)}
-                          : Affine{__shfl_down_sync(0xffffffffU, total.a, 1), __shfl_down_sync(0xffffffffU, total.b, 1)};
-  if (lane == (Forward ? 0 : 31)) inside = Affine{1.0, 0.0};
-  __syncthreads();
-  Affine outside{1.0, 0.0};
-  if (Forward)
-    for (int w = 0; w < warp; ++w) outside = then(outside, shared[w]);
-  else
-    for (int w = kWaterWarps - 1; w > warp; --w) outside = then(outside, shared[w]);
-  __syncthreads();  // shared is free again
-  return then(outside, inside);
-}
-
-// One member's water step, one block per member. With the pivots cached, both Thomas sweeps are
-// affine recurrences: d'_j = r_j / p_j - (a_j / p_j) d'_(j-1) forward and x_j = d'_j - c'_j x_(j+1)
-// backward. Each thread composes the maps of its run of consecutive nodes, a block scan gives
-// every thread the value entering its run, and the thread then sweeps its run. The right-hand side
-// r_j holds the new wall temperature (heat) and, in row 0, the inlet. The outlet goes to the
-// curve. With Finish (heat, a UL step follows): row 0 of the next step's rock elimination, which
-// needs this step's water; it leaves the next step's wall temperature in the rock's row 0.
-struct WaterStep {
+// One member's water step, one block of kWaterThreads per member (passes.cuh's water_step).
+struct WaterForcing {
   double dt, v, inlet;
   std::size_t step, steps;
 };
 template <bool Heat, bool Finish>
-__global__ void water_step(const Groups* members, std::size_t count, int n, int m, Model model, Outlet outlet,
-                           WaterStep ws, const double2* factors, double* water, double* rock, double* curves,
-                           Factors next) {
+__global__ void __launch_bounds__(kWaterThreads) water_kernel(const Groups* members, std::size_t count, int n, int m,
+                                                              Model model, Outlet outlet, WaterForcing wf,
+                                                              const double2* factors, double* water, double* rock,
+                                                              double* curves, Factors next) {
   __shared__ Affine shared[kWaterWarps];
   const std::size_t k = blockIdx.x;
   if (k >= count) return;  // the whole block
-  const Groups g = members[k];
-  const WaterCoefficients c = water_coefficients(g, model, outlet, n, ws.dt, ws.v);
-  const double2* f = factors + k * n;
-  double* w = water + k * n;
-  double* wall = Heat ? rock + k * m * static_cast<std::size_t>(n) : nullptr;  // row 0: x_0 of this step
-  const double exchange = ws.dt * g.st;
-  const int run = (n + kWaterThreads - 1) / kWaterThreads;  // this thread's nodes: [first, last)
-  const int first = min(n, static_cast<int>(threadIdx.x) * run), last = min(n, first + run);
-
-  // The loops that store load kBatch nodes first (as the rock passes do); the others only load.
-  const auto scaled_rhs = [&](int j, double wj, double wallj, double inv) {  // b_j = r_j / p_j
-    double r = wj + (Heat ? exchange * wallj : 0.0);
-    if (j == 0) r -= c.lower * ws.inlet;
-    return r * inv;
-  };
-  const auto slope = [&](int j, double inv) { return j == 0 ? 0.0 : -(j + 1 < n ? c.lower : c.last_lower) * inv; };
-
-  // Forward: this run's map, the value entering it, then d'_j into w.
-  Affine mine{1.0, 0.0};
-#pragma unroll 8
-  for (int j = first; j < last; ++j) {
-    const double inv = f[j].x;
-    mine = then(mine, Affine{slope(j, inv), scaled_rhs(j, w[j], Heat ? wall[j] : 0.0, inv)});
-  }
-  double d = exclusive_scan<true>(mine, shared).b;  // d'_(first - 1): the value entering this run
-  for (int j0 = first; j0 < last; j0 += kBatch) {
-    double wv[kBatch], sv[kBatch], iv[kBatch];
-#pragma unroll
-    for (int r = 0; r < kBatch; ++r)
-      if (j0 + r < last) {
-        wv[r] = w[j0 + r];
-        sv[r] = Heat ? wall[j0 + r] : 0.0;
-        iv[r] = f[j0 + r].x;
-      }
-#pragma unroll
-    for (int r = 0; r < kBatch; ++r) {
-      const int j = j0 + r;
-      if (j >= last) break;
-      d = scaled_rhs(j, wv[r], sv[r], iv[r]) + slope(j, iv[r]) * d;
-      w[j] = d;
-    }
-  }
-
-  // Backward, from the outlet: x_j = d'_j - c'_j x_(j+1) (c'_(N-1) = 0).
-  mine = Affine{1.0, 0.0};
-#pragma unroll 8
-  for (int j = last - 1; j >= first; --j) mine = then(mine, Affine{-f[j].y, w[j]});
-  double x = exclusive_scan<false>(mine, shared).b;  // x_last: the value entering this run
-  double2 e0 = make_double2(0.0, 0.0);
-  double coupling = 0.0;
-  if (Finish) {
-    e0 = next.elim[k * m];
-    coupling = next.wall[k];
-  }
-  const double* row1 = Heat ? wall + n : nullptr;
-  for (int j0 = last - 1; j0 >= first; j0 -= kBatch) {
-    double dv[kBatch], cv[kBatch], sv[kBatch], s1[kBatch];
-#pragma unroll
-    for (int r = 0; r < kBatch; ++r)
-      if (j0 - r >= first) {
-        dv[r] = w[j0 - r];
-        cv[r] = f[j0 - r].y;
-        if (Finish) {
-          sv[r] = wall[j0 - r];
-          s1[r] = row1[j0 - r];
-        }
-      }
-#pragma unroll
-    for (int r = 0; r < kBatch; ++r) {
-      const int j = j0 - r;
-      if (j < first) break;
-      x = dv[r] - cv[r] * x;
-      w[j] = x;
-      if (Finish) wall[j] = (sv[r] + coupling * x) * e0.x - e0.y * s1[r];
-    }
-  }
-  if (last == n && first < last) curves[k * ws.steps + ws.step] = w[n - 1];
+  const WaterStep ws{wf.dt, wf.v, wf.inlet, wf.step, curves + k * wf.steps};
+  const GlobalRows rows{Heat ? rock + k * m * static_cast<std::size_t>(n) : nullptr, static_cast<std::size_t>(n)};
+  const double2 e0 = Finish ? next.elim[k * m] : make_double2(0.0, 0.0);
+  const double coupling = Finish ? next.wall[k] : 0.0;
+  water_step<Heat, Finish, false>(members[k], n, model, outlet, ws, factors + k * n, water + k * n, rows, e0, coupling, shared,
+                           BlockSync{});
 }
 
 __global__ void fill(double* a, std::size_t count, double value) {
@@ -423,7 +199,8 @@ class Forward {
                       static_cast<double*>(w_.rock_wall_[p].data())};
   }
 
-  void run(const Forcing& forcing) {
+  void run(const Forcing& forcing, Path path) {
+    if (resident(forcing, path)) return;
     const std::size_t steps = forcing.steps();
     start();
     if (model_ == Model::solute) {
@@ -451,6 +228,39 @@ class Forward {
   double* water_state() const { return static_cast<double*>(w_.water_.data()); }
 
   void check_launch() const { CUSH_CUDA_CHECK(cudaGetLastError()); }
+
+  // The resident path (resident.hpp), where `path` asks for it or chooses it; false: stream.
+  bool resident(const Forcing& forcing, Path path) {
+    if (path == Path::streaming) return false;
+    if (model_ != Model::heat) {
+      if (path == Path::resident)
+        throw std::invalid_argument("cases::karst::launch_forward: the resident path runs the heat model only");
+      return false;
+    }
+    const std::optional<ResidentShape> shape = resident_shape(grid_);
+    if (!shape) {
+      if (path == Path::resident)
+        throw std::invalid_argument("cases::karst::launch_forward: the resident path cannot run N " +
+                                    std::to_string(grid_.n) + ", M " + std::to_string(grid_.m) +
+                                    " on this device (compute capability 9.0 and a member within 16 blocks' shared "
+                                    "memory needed)");
+      return false;
+    }
+    if (path == Path::automatic && 32 * changes(forcing) > forcing.steps()) return false;
+    launch_resident(ResidentRun{b_.members, b_.count, b_.forcing, forcing.steps(), grid_, outlet_, b_.curves, rock(),
+                                water_state()},
+                    *shape, stream_);
+    return true;
+  }
+
+  // The steps whose dt or v differ from the step before's: each costs the resident path a
+  // factorization on one thread (N pivots for the water), which the streaming path spreads over
+  // the members.
+  static std::size_t changes(const Forcing& f) {
+    std::size_t n = 0;
+    for (std::size_t s = 1; s < f.steps(); ++s) n += (f.dt[s] != f.dt[s - 1] || f.v[s] != f.v[s - 1]) ? 1 : 0;
+    return n;
+  }
 
   void start() {
     const std::size_t rock_nodes = model_ == Model::heat ? b_.count * grid_.m * grid_.n : 0;
@@ -499,16 +309,16 @@ class Forward {
       water_dt_ = dt;
       water_v_ = v;
     }
-    const WaterStep ws{dt, v, forcing.inlet[s], s, forcing.steps()};
+    const WaterForcing ws{dt, v, forcing.inlet[s], s, forcing.steps()};
     const unsigned g = static_cast<unsigned>(b_.count);
     if (model_ == Model::solute)
-      water_step<false, false><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
+      water_kernel<false, false><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
                                                              factors, water_state(), nullptr, b_.curves, f_[1]);
     else if (finish)
-      water_step<true, true><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws, factors,
+      water_kernel<true, true><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws, factors,
                                                            water_state(), rock(), b_.curves, f_[1]);
     else
-      water_step<true, false><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
+      water_kernel<true, false><<<g, kWaterThreads, 0, stream_>>>(b_.members, b_.count, n_, m_, model_, outlet_, ws,
                                                             factors, water_state(), rock(), b_.curves, f_[1]);
     check_launch();
   }
@@ -528,14 +338,14 @@ class Forward {
 };
 
 void launch_forward(Model model, const Grid& grid, Outlet outlet, const Forcing& forcing, const Batch& batch,
-                    Workspace& work, cudaStream_t stream) {
+                    Workspace& work, cudaStream_t stream, Path path) {
   if (batch.count > work.capacity())
     throw std::invalid_argument("cases::karst::launch_forward: " + std::to_string(batch.count) +
                                 " members, the workspace holds " + std::to_string(work.capacity()));
   if (work.model() != model || work.grid().n != grid.n || work.grid().m != grid.m)
     throw std::invalid_argument("cases::karst::launch_forward: the workspace was made for another model or grid");
   if (batch.count == 0 || forcing.steps() == 0) return;
-  Forward(model, grid, outlet, batch, work, stream).run(forcing);
+  Forward(model, grid, outlet, batch, work, stream).run(forcing, path);
 }
 
 void launch_misfits(const double* curves, const double* observed, std::size_t count, std::size_t steps,

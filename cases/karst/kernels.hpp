@@ -69,11 +69,13 @@ class Workspace {
 /// Enqueues a whole forward run of the batch on `stream` (the caller's current device must be the
 /// workspace's): every member starts at the initial condition (all fields 1) and steps through
 /// `forcing`, whose values the host needs to decide when factors change; `batch.forcing` holds the
-/// same values on the device. Throws std::invalid_argument for a batch larger than the workspace or
-/// a workspace made for another model or grid.
+/// same values on the device. `path` picks the kernels (karst.hpp's Path). Throws
+/// std::invalid_argument for a batch larger than the workspace, a workspace made for another model
+/// or grid, or Path::resident where it cannot run (the solute model, a device before compute
+/// capability 9.0, a member too large for a cluster's shared memory).
 /// Asynchronous: the curves are complete when the stream is.
 void launch_forward(Model model, const Grid& grid, Outlet outlet, const Forcing& forcing, const Batch& batch,
-                    Workspace& work, cudaStream_t stream);
+                    Workspace& work, cudaStream_t stream, Path path = Path::automatic);
 
 /// misfits[k] = the RMS over `steps` of curves[k * steps + s] - observed[s], for `count` members.
 void launch_misfits(const double* curves, const double* observed, std::size_t count, std::size_t steps,

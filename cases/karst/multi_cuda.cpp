@@ -60,7 +60,7 @@ Runs MultiCuda::run(const Forcing& forcing, std::span<const Groups> members, std
     CUSH_CUDA_CHECK(cudaMemcpyAsync(g.members, members.data() + firsts[i], parts[i] * sizeof(Groups), cudaMemcpyHostToDevice, g.stream));
     CUSH_CUDA_CHECK(cudaMemcpyAsync(g.forcing, packed.data(), packed.size() * sizeof(double), cudaMemcpyHostToDevice, g.stream));
     launch_forward(st.setup.model, st.setup.grid, st.setup.outlet, forcing, Batch{g.members, g.forcing, g.curves, parts[i]},
-                   *g.work, g.stream);
+                   *g.work, g.stream, st.setup.path);
     if (!observed.empty()) {
       CUSH_CUDA_CHECK(cudaMemcpyAsync(g.observed, observed.data(), steps * sizeof(double), cudaMemcpyHostToDevice, g.stream));
       launch_misfits(g.curves, g.observed, parts[i], steps, g.misfits, g.stream);

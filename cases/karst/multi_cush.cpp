@@ -77,7 +77,8 @@ Runs MultiCush::run(const Forcing& forcing, std::span<const Groups> members, std
   p.members.for_each([&](cush::Segment<Groups> m) {
     double* curves = p.curves.segment(m.pos()).data();
     launch_forward(st.setup.model, st.setup.grid, st.setup.outlet, forcing,
-                   Batch{m.data(), p.forcing.segment(m.pos()).data(), curves, m.size()}, *p.work[m.pos()], m.stream());
+                   Batch{m.data(), p.forcing.segment(m.pos()).data(), curves, m.size()}, *p.work[m.pos()], m.stream(),
+                   st.setup.path);
     if (!observed.empty())
       launch_misfits(curves, p.observed.segment(m.pos()).data(), m.size(), steps, p.misfits.segment(m.pos()).data(), m.stream());
   });

@@ -45,7 +45,7 @@ Runs Single::run(const Forcing& forcing, std::span<const Groups> members, std::s
   CUSH_CUDA_CHECK(cudaMemcpyAsync(s.members, members.data(), count * sizeof(Groups), cudaMemcpyHostToDevice, s.stream));
   CUSH_CUDA_CHECK(cudaMemcpyAsync(s.forcing, packed.data(), packed.size() * sizeof(double), cudaMemcpyHostToDevice, s.stream));
   launch_forward(st.setup.model, st.setup.grid, st.setup.outlet, forcing, Batch{s.members, s.forcing, s.curves, count},
-                 *s.work, s.stream);
+                 *s.work, s.stream, st.setup.path);
   if (!observed.empty()) {
     CUSH_CUDA_CHECK(cudaMemcpyAsync(s.observed, observed.data(), steps * sizeof(double), cudaMemcpyHostToDevice, s.stream));
     launch_misfits(s.curves, s.observed, count, steps, s.misfits, s.stream);

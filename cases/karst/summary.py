@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from cushreport import perf  # noqa: E402
 
-ROW = re.compile(r"^(?P<family>case/karst(?:_goal)?|cpu/karst)/(?P<who>[a-z_]+|\d+threads)/?(?P<on>\d+v?gpu)?/(?P<k>\d+)/")
+ROW = re.compile(r"^(?P<family>case/karst(?:_goal|_streaming)?|cpu/karst)/(?P<who>[a-z_]+|\d+threads)/?(?P<on>\d+v?gpu)?/(?P<k>\d+)/")
 
 
 def load(path):
@@ -39,9 +39,9 @@ def load(path):
 def main(path):
     times, rates = load(path)
     keys = sorted(rates)
-    sizes = sorted({k for key in keys if key[0] != "case/karst_goal" for k in rates[key]})
+    sizes = sorted({k for key in keys if key[0] not in ("case/karst_goal", "case/karst_streaming") for k in rates[key]})
     print(f"# {os.path.basename(path)}: forward runs per second (N = 1024, M = 128, 2,000 steps)\n")
-    shown = [key for key in keys if key[0] != "case/karst_goal"]
+    shown = [key for key in keys if key[0] not in ("case/karst_goal", "case/karst_streaming")]
     print("| K | " + " | ".join(f"{w} ({on})" for _, w, on in shown) + " |")
     print("|---" * (len(shown) + 1) + "|")
     for k in sizes:
@@ -54,6 +54,12 @@ def main(path):
         for k in sizes:
             if k in rates[cpu] and k in rates[single]:
                 print(f"  K = {k}: {rates[single][k] / rates[cpu][k]:.2f}x")
+    streaming = ("case/karst_streaming", "single", "1gpu")
+    if streaming in rates and single in rates:
+        print("\nsingle, resident / streaming path, runs per second at equal K:")
+        for k in sorted(rates[streaming]):
+            if k in rates[single]:
+                print(f"  K = {k}: {rates[single][k]:,.1f} / {rates[streaming][k]:,.1f} = {rates[single][k] / rates[streaming][k]:.2f}x")
     for who in ("single", "multi_cuda", "multi_cush"):
         goal = times.get(("case/karst_goal", who, "1gpu"), {}).get(512)
         if goal:

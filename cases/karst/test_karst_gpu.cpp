@@ -3,7 +3,8 @@
 // outlet rows, forcing whose dt and v change, odd grids and step counts, grids past the thesis's
 // 1024-node limit; the raw and cush multi-GPU variants bit for bit equal to the single-GPU one on
 // 1, 2, 4 and 8 GPUs (logical: CUSH_VIRTUAL_GPUS on a host with fewer) in both device orders;
-// misfits; bad input rejected before anything runs.
+// misfits; bad input rejected before anything runs. The resident path (a member's state on chip)
+// equal to the streaming one bit for bit, in every variant.
 
 #include <gtest/gtest.h>
 
@@ -98,11 +99,11 @@ Reference cpu(Model model, const karst::Grid& grid, const karst::Forcing& f, con
 }
 
 void expect_matches_cpu(Model model, const karst::Grid& grid, std::size_t steps, std::size_t count, Outlet outlet,
-                        unsigned seed) {
+                        unsigned seed, karst::Path path = karst::Path::automatic) {
   const std::vector<Groups> members = random_members(count, seed);
   const karst::Forcing f = forcing(grid, steps, seed + 1);
   const Reference want = cpu(model, grid, f, members, outlet);
-  karst::Single gpu(karst::Setup{model, grid, outlet}, Devices::first(1));
+  karst::Single gpu(karst::Setup{model, grid, outlet, path}, Devices::first(1));
   const karst::Runs got = gpu.run(f, members);
   const std::string what = std::string(model == Model::heat ? "heat" : "solute") + ", N " + std::to_string(grid.n) +
                            ", M " + std::to_string(grid.m) + ", " + std::to_string(steps) + " steps, " +
@@ -137,6 +138,53 @@ TEST(KarstGpu, GridsPastTheThesisLimit) {
   // The thesis's solvers held at most 1024 unknowns per system; these hold 3000 and 1500.
   expect_matches_cpu(Model::heat, karst::Grid{3000, 1500, 0.01}, 40, 2, Outlet::advective, 31);
   expect_matches_cpu(Model::solute, karst::Grid{5000, 2, 0.05}, 60, 2, Outlet::advective, 32);
+}
+
+// The resident path (a member's state in a cluster's shared memory) against the streaming one:
+// the same numbers bit for bit, on clusters of 1, 4 and 8 blocks, a last block with fewer columns
+// than the others, M = 2, both outlet rows, odd and even step counts, forcing whose dt and v
+// change; and against the CPU reference.
+TEST(KarstGpu, ResidentPathEqualsTheStreamingOne) {
+  SKIP_WITHOUT_GPUS(1);
+  struct Case {
+    karst::Grid grid;
+    std::size_t steps, count;
+    Outlet outlet;
+  };
+  const Outlet adv = Outlet::advective;
+  const Case cases[] = {{{203, 37, 0.05}, 1, 3, adv},  {{203, 37, 0.05}, 2, 3, adv},    {{203, 37, 0.05}, 151, 5, adv},
+                        {{64, 2, 0.1}, 400, 3, adv},    {{130, 19, 0.02}, 300, 4, Outlet::printed},
+                        {{1000, 60, 0.05}, 201, 3, adv}, {{1021, 90, 0.05}, 78, 2, adv}, {{1024, 128, 0.05}, 120, 2, adv}};
+  for (const Case& c : cases) {
+    const std::vector<Groups> members = random_members(c.count, 100 + static_cast<unsigned>(c.steps));
+    const karst::Forcing f = forcing(c.grid, c.steps, 101);
+    karst::Single streaming(karst::Setup{Model::heat, c.grid, c.outlet, karst::Path::streaming}, Devices::first(1));
+    karst::Single resident(karst::Setup{Model::heat, c.grid, c.outlet, karst::Path::resident}, Devices::first(1));
+    const std::string what = "N " + std::to_string(c.grid.n) + ", M " + std::to_string(c.grid.m) + ", " +
+                             std::to_string(c.steps) + " steps";
+    EXPECT_EQ(resident.run(f, members).curves, streaming.run(f, members).curves) << what;
+    EXPECT_EQ(resident.water(), streaming.water()) << what;
+    EXPECT_EQ(resident.rock(), streaming.rock()) << what;
+  }
+  expect_matches_cpu(Model::heat, karst::Grid{1024, 128, 0.05}, 301, 2, Outlet::advective, 102, karst::Path::resident);
+  expect_matches_cpu(Model::heat, karst::Grid{203, 37, 0.05}, 1401, 3, Outlet::advective, 103, karst::Path::resident);
+}
+
+TEST(KarstGpu, ResidentPathRefusesWhatItCannotRun) {
+  SKIP_WITHOUT_GPUS(1);
+  const std::vector<Groups> members = random_members(2, 110);
+  const auto message = [&](Model model, const karst::Grid& grid) {
+    try {
+      karst::Single(karst::Setup{model, grid, Outlet::advective, karst::Path::resident}, Devices::first(1))
+          .run(forcing(grid, 10, 111), members);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(Model::solute, karst::Grid{100, 10, 0.05}).find("heat model only"), std::string::npos);
+  // 3000 x 1500 doubles: 36 MB per member, more than 16 blocks' shared memory.
+  EXPECT_NE(message(Model::heat, karst::Grid{3000, 1500, 0.01}).find("cannot run N 3000, M 1500"), std::string::npos);
 }
 
 TEST(KarstGpu, UniformStaysUniform) {
@@ -198,7 +246,9 @@ void expect_same_as_single(const karst::Setup& setup, const std::vector<int>& id
   const std::vector<Groups> members = random_members(count, 70 + static_cast<unsigned>(count));
   const karst::Forcing f = forcing(setup.grid, 151, 71);
   std::vector<double> observed(f.steps(), 1.01);
-  const karst::Runs want = karst::Single(setup, Devices::first(1)).run(f, members, observed);
+  karst::Setup reference = setup;
+  reference.path = karst::Path::streaming;
+  const karst::Runs want = karst::Single(reference, Devices::first(1)).run(f, members, observed);
   V v(setup, Devices::of(ids), extra...);
   for (int repeat = 0; repeat < 2; ++repeat) {  // the second run reuses the device memory
     const karst::Runs got = v.run(f, members, observed);
@@ -227,11 +277,14 @@ TEST(KarstGpu, MultiGpuVariantsEqualTheSingleGpuOne) {
   SKIP_WITHOUT_GPUS(1);
   const karst::Setup heat{Model::heat, karst::Grid{97, 23, 0.05}};
   const karst::Setup solute{Model::solute, karst::Grid{97, 23, 0.05}};
+  const karst::Setup resident{Model::heat, karst::Grid{97, 23, 0.05}, Outlet::advective, karst::Path::resident};
   for (const std::vector<int>& ids : device_lists())
     for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{13}}) {
       expect_same_as_single<karst::MultiCuda>(heat, ids, count);
       expect_same_as_single<karst::MultiCush>(heat, ids, count);
       expect_same_as_single<karst::MultiCush>(heat, ids, count, cush::Distribution::memory_bandwidth());
+      expect_same_as_single<karst::MultiCuda>(resident, ids, count);
+      expect_same_as_single<karst::MultiCush>(resident, ids, count);
     }
   for (const std::vector<int>& ids : device_lists()) {
     expect_same_as_single<karst::MultiCuda>(solute, ids, 11);
