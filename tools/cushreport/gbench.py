@@ -70,3 +70,12 @@ def device_of(context):
 def error_lines(run):
     """Markdown list items for the benchmarks of a run that failed (none when all ran)."""
     return [f"- ERROR {e}" for e in run.errors]
+
+
+def page_head(case, run):
+    """A case summary's first lines: its title with the run's date, GPUs and file, then the failed
+    benchmarks."""
+    ctx = run.context
+    virtual = f"; {ctx['virtual_gpus']}" if ctx.get("virtual_gpus") else ""
+    return [f"# {case} ({ctx.get('date', '?')}, {ctx.get('gpu_count', '?')} x {ctx.get('gpus', '?')}{virtual}; {run.source})",
+            ""] + error_lines(run)

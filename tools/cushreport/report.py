@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import complexity, gbench, perf
-from .summaries import advection, device_ops, fft, halo, lbm, matmul
+from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul
 
 CASES_JSON = "perf_cases.json"
 HOST_OPS_JSON = "perf_host_ops.json"
@@ -34,6 +34,7 @@ PAGE_RUNS = [
     ("lbm.md", "lbm_largest_2026-11-24.json", lbm.figures),
     ("fft.md", "perf_cases_fft_1gpu.json", fft.figures),
     ("fft.md", "fft_2vgpu_2026-11-24.json", fft.figures),
+    ("karst.md", "perf_cases_karst_1gpu.json", karst.figures),
     ("device_ops.md", "device_ops_2026-11-23_small.json", functools.partial(device_ops.figures, "A")),
     ("device_ops.md", "device_ops_2026-11-23_large.json", functools.partial(device_ops.figures, "A")),
     ("device_ops.md", "device_ops_2026-11-23_reps.json", functools.partial(device_ops.figures, "B")),

@@ -17,7 +17,7 @@ from collections import defaultdict
 
 from .. import perf, stats
 from ..figures import figure, measured_in
-from ..gbench import error_lines
+from ..gbench import page_head
 
 NAME = re.compile(r"^case/fft(?:_(?P<series>weak|e2e))?_(?P<mode>natural|transposed_out|transposed)/"
                   r"(?P<v>single|multi_cuda|multi_cush|cufftxt)/(?P<g>\d+)(?P<virtual>v?)gpu/(?P<e>\d+)/")
@@ -101,10 +101,7 @@ def piece_table(pieces):
 
 def page(run):
     cases, pieces = samples(run)
-    ctx = run.context
-    virtual = f"; {ctx['virtual_gpus']}" if ctx.get("virtual_gpus") else ""
-    lines = [f"# fft ({ctx.get('date', '?')}, {ctx.get('gpu_count', '?')} x {ctx.get('gpus', '?')}{virtual}; {run.source})", ""]
-    lines += error_lines(run)
+    lines = page_head("fft", run)
     groups = sorted({k[:3] for k in cases}, key=lambda k: (("strong", "weak", "e2e").index(k[0]), MODES.index(k[1]), k[2]))
     for series, mode, gpus in groups:
         lines += series_table(cases, series, mode, gpus)
