@@ -104,9 +104,10 @@ InvalidArgument bad(const Variable& v, const std::string& text, const std::strin
 double parse(const Variable& v, const std::string& text) {
   double x = 0;
   if (v.unit == Unit::seconds) {
-    char* end = nullptr;
-    x = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0' || !std::isfinite(x)) throw bad(v, text, "is not a number");
+    // from_chars, not strtod: a plain decimal number only (strtod would take leading blanks, a '+'
+    // and hexadecimal floats, which the documented syntax does not allow).
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), x, std::chars_format::general);
+    if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(x)) throw bad(v, text, "is not a number");
   } else {
     unsigned long long n = 0;
     const char* first = text.data();

@@ -35,6 +35,9 @@ Extent3 choose_process_grid(std::size_t count, const Extent3& extent, std::size_
   constexpr const char* where = "cush::choose_process_grid";
   if (count == 0) throw InvalidArgument(where, "count", "a grid needs at least one block");
   if (dims < 1 || dims > 3) throw InvalidArgument(where, "dims", "must be 1, 2 or 3, not " + std::to_string(dims));
+  for (std::size_t a = 0; a < 3; ++a)
+    if (extent[a] == 0)  // every block would be empty
+      throw InvalidArgument(where, "extent", text(extent) + " has no cells along axis " + std::to_string(a));
   std::optional<Extent3> best;
   // Score: the surface of the largest block (smaller is more cubic), then larger blocks along x,
   // then along y.

@@ -1,6 +1,7 @@
 #include "cush/distribution.hpp"
 #include "host/counts.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -84,6 +85,20 @@ std::vector<std::size_t> uniform_counts(std::size_t n, std::size_t p, std::size_
   for (std::size_t i = 0; i < p; ++i) counts[i] = (base + (i < extra ? 1 : 0)) * granularity;
   if (rest > 0) counts[base > 0 ? p - 1 : extra] += rest;
   return counts;
+}
+
+std::pair<std::size_t, std::size_t> uniform_share(std::size_t n, std::size_t p, std::size_t granularity,
+                                                  std::size_t i) {
+  // As uniform_counts: device k holds base (+ 1 for k < extra) granules; the partial granule
+  // belongs to device `owner`.
+  const std::size_t granules = n / granularity;
+  const std::size_t rest = n % granularity;
+  const std::size_t base = granules / p;
+  const std::size_t extra = granules % p;
+  const std::size_t owner = base > 0 ? p - 1 : extra;
+  const std::size_t offset = (i * base + std::min(i, extra)) * granularity + (owner < i ? rest : 0);
+  const std::size_t count = (base + (i < extra ? 1 : 0)) * granularity + (owner == i ? rest : 0);
+  return {offset, count};
 }
 
 std::vector<std::size_t> proportional_counts(std::size_t n, std::span<const double> weights,

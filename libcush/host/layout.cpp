@@ -1,9 +1,11 @@
 #include "cush/layout.hpp"
 #include "host/slice_check.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include "cush/error.hpp"
+#include "host/counts.hpp"
 #include "host/transfer.hpp"
 
 namespace cush {
@@ -13,6 +15,8 @@ Layout Layout::partitioned(std::span<const std::size_t> counts) {
   Layout l;
   l.segments_.reserve(counts.size());
   for (std::size_t c : counts) {
+    if (c > SIZE_MAX - l.n_)
+      throw InvalidArgument("cush::Layout::partitioned", "counts", "add up to more than SIZE_MAX elements");
     l.segments_.push_back(Range{l.n_, c});
     l.n_ += c;
   }
@@ -43,7 +47,9 @@ void detail::check_slice(Slice s, const char* where) {
 Range Layout::slice(std::size_t pos, Slice s, std::size_t granularity) const {
   detail::check_slice(s, "cush::Layout::slice");
   if (granularity == 0) throw InvalidArgument("cush::Layout::slice", "granularity", "must be at least 1");
-  return detail::even_shares(segment(pos), s.count, granularity)[s.index];
+  const Range seg = segment(pos);
+  const auto [offset, count] = detail::uniform_share(seg.count, s.count, granularity, s.index);
+  return Range{seg.offset + offset, count};
 }
 
 }  // namespace cush

@@ -89,6 +89,7 @@ std::vector<std::size_t> all_to_all_counts(const Layout& src, const Layout& dst)
                           "has " + std::to_string(dst.size()) + " elements, the source " + std::to_string(src.size()));
   const std::size_t n = src.size();
   std::vector<std::size_t> counts;
+  if (n == 0) return std::vector<std::size_t>(src.devices() * dst.devices(), 0);  // nothing moves (and gcd(0, 0) = 0)
   counts.reserve(src.devices() * dst.devices());
   for (std::size_t i = 0; i < src.devices(); ++i) {
     for (std::size_t j = 0; j < dst.devices(); ++j) {
@@ -119,13 +120,18 @@ TransferList all_to_all_transfers(const Layout& src, const Layout& dst, std::spa
     throw InvalidArgument(where, "counts",
                           "has " + std::to_string(counts.size()) + " entries, needs " + std::to_string(p) + " x " +
                               std::to_string(q));
-  // Offsets of each piece in its source and destination segment; rows and columns must add up.
+  // Offsets of each piece in its source and destination segment; rows and columns must add up. A
+  // sum never passes its segment's size (checked before each addition), so none wraps around 2^64.
   std::vector<std::size_t> src_offset(p * q);
   std::vector<std::size_t> dst_offset(p * q);
   for (std::size_t i = 0; i < p; ++i) {
     std::size_t sum = 0;
     for (std::size_t j = 0; j < q; ++j) {
       src_offset[i * q + j] = sum;
+      if (counts[i * q + j] > src.segment(i).count - sum)
+        throw InvalidArgument(where, "counts",
+                              "row " + std::to_string(i) + " adds up to more than source segment " +
+                                  std::to_string(i) + "'s " + std::to_string(src.segment(i).count) + " elements");
       sum += counts[i * q + j];
     }
     if (sum != src.segment(i).count)
@@ -138,6 +144,10 @@ TransferList all_to_all_transfers(const Layout& src, const Layout& dst, std::spa
     std::size_t sum = 0;
     for (std::size_t i = 0; i < p; ++i) {
       dst_offset[i * q + j] = sum;
+      if (counts[i * q + j] > dst.segment(j).count - sum)
+        throw InvalidArgument(where, "counts",
+                              "column " + std::to_string(j) + " adds up to more than destination segment " +
+                                  std::to_string(j) + "'s " + std::to_string(dst.segment(j).count) + " elements");
       sum += counts[i * q + j];
     }
     if (sum != dst.segment(j).count)
