@@ -57,7 +57,8 @@ ExchangeModel::ExchangeModel(const cush::Decomposition& grid, const cush::detail
     } else {
       enqueue(schedule.start, x, false);
       for (std::size_t k = 0; k < blocks_; ++k) {
-        const cush::Box in = grid.interior(k, grid.halo(0));
+        // The stencil's radius is the halo depth (axis 0 may have no ghosts at all).
+        const cush::Box in = grid.interior(k, grid.depth());
         if (in.empty()) continue;
         Action a{Action::Kind::read, {}, k, {}, {}, x};
         for (std::size_t d = 0; d < 3; ++d) {
