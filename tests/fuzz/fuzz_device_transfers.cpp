@@ -45,6 +45,7 @@
 #include "cush/distribution.hpp"
 #include "cush/error.hpp"
 #include "cush/layout.hpp"
+#include "decode.hpp"
 #include "fuzz.hpp"
 #include "ops/device_transfers.hpp"
 
@@ -87,7 +88,6 @@ Buffers filled(const Layout& l, double sign) {
   return b;
 }
 
-bool fits(Range part, std::size_t n) { return part.offset <= n && part.count <= n - part.offset; }
 bool inside(std::size_t g, Range part) { return g >= part.offset && g - part.offset < part.count; }
 
 std::string show(Range r) { return "[" + std::to_string(r.offset) + ", +" + std::to_string(r.count) + ")"; }
@@ -266,15 +266,26 @@ void check_order(const TransferList& list, bool one_plan, const auto& context) {
         }
 }
 
+// A source and a destination plan, partitioned by any distribution, mostly of one extent; none
+// where a distribution refuses its devices.
+std::optional<std::pair<Plan, Plan>> decode_two_plans(Bytes& in) {
+  const std::size_t n = decode_extent(in);
+  std::optional<Plan> src = decode_plan(in, n, false);
+  if (!src) return std::nullopt;
+  const std::size_t dst_n = in.in<int>(0, 7) == 7 ? decode_extent(in) : n;
+  std::optional<Plan> dst = decode_plan(in, dst_n, false);
+  if (!dst) return std::nullopt;
+  return std::pair<Plan, Plan>{std::move(*src), std::move(*dst)};
+}
+
 // --- copy, scatter, gather, all-gather ----------------------------------------------------------
 
 void fuzz_copy(Bytes& in) {
-  const std::size_t n = decode_extent(in);
-  const std::optional<Plan> src = decode_plan(in, n, false);
-  if (!src) return;
-  const std::size_t dst_n = in.in<int>(0, 7) == 7 ? decode_extent(in) : n;
-  const std::optional<Plan> dst = decode_plan(in, dst_n, false);
-  if (!dst) return;
+  const std::optional<std::pair<Plan, Plan>> plans = decode_two_plans(in);
+  if (!plans) return;
+  const Plan* src = &plans->first;
+  const Plan* dst = &plans->second;
+  const std::size_t n = src->layout.size();
   const Range part = decode_part(in, n);
   const cush::CopyRoots roots{decode_copy_root(in, src->layout.devices()),
                               decode_copy_root(in, dst->layout.devices())};
@@ -296,7 +307,7 @@ void fuzz_copy(Bytes& in) {
   const auto root_ok = [](int root, const Layout& l) {
     return root < 0 || (l.is_replicated() && static_cast<std::size_t>(root) < l.devices());
   };
-  const bool valid = n == dst_n && src_ids.size() == p && dst_ids.size() == q && fits(part, n) &&
+  const bool valid = n == dst->layout.size() && src_ids.size() == p && dst_ids.size() == q && cush_fuzz::inside(part, n) &&
                      root_ok(roots.source, s) && root_ok(roots.destination, d);
 
   TransferList list;
@@ -398,18 +409,17 @@ void check_all_to_all(const Layout& src, const Layout& dst, const std::vector<st
 
 // all_to_all_counts of two decoded plans, then the transfers with the counts it derived.
 void fuzz_derived_all_to_all(Bytes& in) {
-  const std::size_t n = decode_extent(in);
-  const std::optional<Plan> src = decode_plan(in, n, false);
-  if (!src) return;
-  const std::size_t dst_n = in.in<int>(0, 7) == 7 ? decode_extent(in) : n;
-  const std::optional<Plan> dst = decode_plan(in, dst_n, false);
-  if (!dst) return;
+  const std::optional<std::pair<Plan, Plan>> plans = decode_two_plans(in);
+  if (!plans) return;
+  const Plan* src = &plans->first;
+  const Plan* dst = &plans->second;
+  const std::size_t n = src->layout.size();
   const Layout& s = src->layout;
   const Layout& d = dst->layout;
   const auto context = [&] { return " (all_to_all_counts " + show(s) + " -> " + show(d) + ")"; };
   // Valid: partitioned plans of one extent whose pieces s_i * d_j / n are whole. With n = 0 every
   // piece is empty: either all counts 0 or a rejection will do.
-  bool valid = !s.is_replicated() && !d.is_replicated() && n == dst_n;
+  bool valid = !s.is_replicated() && !d.is_replicated() && n == dst->layout.size();
   for (const Range& a : s.segments())
     for (const Range& b : d.segments()) valid = valid && (n == 0 || a.count * b.count % n == 0);
 
@@ -497,7 +507,7 @@ void fuzz_broadcast(Bytes& in) {
     return " (broadcast " + show(l) + ", root " + std::to_string(root) + ", part " + show(part) +
            (split ? ", split)" : ")");
   };
-  const bool valid = l.is_replicated() && root < p && fits(part, l.size());
+  const bool valid = l.is_replicated() && root < p && cush_fuzz::inside(part, l.size());
 
   TransferList list;
   if (FUZZ_REJECTS(list = cush::device_broadcast_transfers(l, root, part, split))) {
@@ -538,7 +548,7 @@ void fuzz_reduction(Bytes& in, bool all) {
     return std::string(all ? " (all-reduce " : " (reduce ") + show(l) + ", root " + std::to_string(root) +
            ", granularity " + std::to_string(granularity) + ", part " + show(part) + ")";
   };
-  const bool valid = l.is_replicated() && root < p && granularity >= 1 && fits(part, l.size());
+  const bool valid = l.is_replicated() && root < p && granularity >= 1 && cush_fuzz::inside(part, l.size());
 
   TransferList list;
   if (FUZZ_REJECTS(list = all ? cush::all_reduce_transfers(l, part, granularity)

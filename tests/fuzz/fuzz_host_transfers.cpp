@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cush/layout.hpp"
+#include "decode.hpp"
 #include "fuzz.hpp"
 #include "host/transfer.hpp"
 
@@ -38,7 +39,12 @@ using cush::Range;
 using cush::Slice;
 using cush::Transfer;
 using cush::TransferList;
+using cush_fuzz::any_count;
+using cush_fuzz::any_granularity;
+using cush_fuzz::any_slice;
 using cush_fuzz::Bytes;
+using cush_fuzz::inside;
+using cush_fuzz::str;
 
 namespace {
 
@@ -48,28 +54,6 @@ constexpr std::uint64_t sentinel = 0;        // an element nothing wrote
 
 /// The value of element e of the extent in every buffer that holds it: distinct, never the sentinel.
 std::uint64_t value_of(std::size_t e) { return e + 1; }
-
-std::string str(std::size_t v) { return std::to_string(v); }
-std::string str(Range r) { return "[" + str(r.offset) + ", +" + str(r.count) + ")"; }
-
-/// A count on one of several scales: mostly small, sometimes anywhere in std::size_t or at its top.
-std::size_t any_count(Bytes& in, std::size_t typical) {
-  switch (in.in<int>(0, 7)) {
-    case 0: case 1: case 2: return in.in<std::size_t>(0, 16);
-    case 3: case 4: case 5: return in.in<std::size_t>(0, typical);
-    case 6: return in.in<std::size_t>(0, SIZE_MAX);
-    default: return SIZE_MAX - in.in<std::size_t>(0, 16);
-  }
-}
-
-/// A granularity: mostly 1 or small, sometimes anything (0, which is invalid, included).
-std::size_t any_granularity(Bytes& in) {
-  switch (in.in<int>(0, 3)) {
-    case 0: return 1;
-    case 1: case 2: return in.in<std::size_t>(1, 16);
-    default: return any_count(in, 4096);
-  }
-}
 
 /// A layout; `small` tells whether its buffers are small enough to execute lists on.
 Layout any_layout(Bytes& in, bool& small) {
@@ -118,31 +102,6 @@ Range any_part(Bytes& in, std::size_t n) {
       r.count = SIZE_MAX - r.offset + in.in<std::size_t>(1, r.offset);
       return r;
   }
-}
-
-bool inside(Range part, std::size_t n) { return part.offset <= n && part.count <= n - part.offset; }
-
-/// A slice: mostly a part that exists, sometimes any index and count (huge ones included).
-Slice any_slice(Bytes& in) {
-  Slice s;
-  switch (in.in<int>(0, 7)) {
-    case 0: case 1: case 2: case 3: case 4:
-      s.count = in.in<std::size_t>(1, 16);
-      s.index = in.in<std::size_t>(0, s.count - 1);
-      break;
-    case 5:
-      s.count = any_count(in, 4096);
-      s.index = any_count(in, 4096);
-      break;
-    case 6:  // far more parts than any segment has elements
-      s.count = in.in<std::size_t>(std::size_t{1} << 48, SIZE_MAX);
-      s.index = in.flag() ? in.in<std::size_t>(0, 16) : s.count - 1 - in.in<std::size_t>(0, 16);
-      break;
-    default:  // a part that does not exist
-      s.count = in.in<std::size_t>(0, 16);
-      s.index = s.count + in.in<std::size_t>(0, 4);
-  }
-  return s;
 }
 
 /// `ranges` sorted, empty ones dropped, adjacent ones joined; false if two overlap.
