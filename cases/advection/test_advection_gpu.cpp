@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "advection.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
 
@@ -117,4 +118,23 @@ TEST(CaseAdvection, BadOptionsAreRejected) {
   EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::bulk, 0}), std::invalid_argument);
   const cases::Devices two{{0, 0}, {0, 0}};  // rejected before any device is used
   EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 1}, kCoefficients, two, {}), std::invalid_argument);
+}
+
+// Injected faults (support/faults.hpp): every checked CUDA call of the cush variant fails once,
+// with the bulk and the overlapped schedule and a deep halo; each failure is a cush error naming
+// the call, and leaves no GPU memory behind.
+TEST(CaseAdvection, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  const cases::Devices gpus = cases::Devices::first(cush::DeviceSet::available());
+  const adv::Grid g{13, 11, 3 * static_cast<std::size_t>(gpus.count()) + 1};
+  std::vector<double> in(g.points());
+  cush_test::fill_random(std::span<double>(in));
+  for (const adv::Options o : {adv::Options{adv::Schedule::bulk, 1}, adv::Options{adv::Schedule::overlap, 1},
+                               adv::Options{adv::Schedule::bulk, 2}}) {
+    cush_test::SameAsFirst<std::vector<double>> same("advection, cush");
+    const auto steps = [&] { same(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, o, 3, 1)); };
+    cush_test::walk_faults(std::string("advection, cush variant, ") +
+                               (o.schedule == adv::Schedule::bulk ? "bulk" : "overlap") + ", depth " + std::to_string(o.depth),
+                           steps, steps);
+  }
 }

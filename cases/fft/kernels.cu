@@ -22,7 +22,7 @@ namespace fft {
 
 void check_cufft(int result, const char* what) {
   if (result == CUFFT_SUCCESS) return;
-  throw std::runtime_error(std::string("cuFFT error ") + std::to_string(result) + " in " + what);
+  throw cush::Error(std::string("cases::fft: ") + what + " failed: cuFFT error " + std::to_string(result));
 }
 
 namespace {

@@ -8,14 +8,18 @@
 #include <cstddef>
 #include <vector>
 
+#include "cush/error.hpp"
 #include "fft.hpp"
 
 namespace cases {
 namespace fft {
 
-/// Throws std::runtime_error naming `what` and the cuFFT error unless `result` is CUFFT_SUCCESS.
+/// Throws cush::Error naming `what` and the cuFFT error unless `result` is CUFFT_SUCCESS.
 void check_cufft(int result, const char* what);
-#define CASES_FFT_CHECK(call) ::cases::fft::check_cufft(static_cast<int>(call), #call)
+/// Checks a cuFFT call; a fault point (cush/error.hpp) like cush's own checked calls, where an
+/// injected failure is CUFFT_ALLOC_FAILED (2).
+#define CASES_FFT_CHECK(call) \
+  ::cases::fft::check_cufft(CUSH_FAULT_POINT(#call) ? 2 : static_cast<int>(call), #call)
 
 /// Columns [col0, col0 + ncols) of the rows x cols matrix `src` (rows row0, row0 + 1, ... of the
 /// global matrix), transposed into `dst`: element (r, c) to dst[(c - col0) * dst_pitch + r],

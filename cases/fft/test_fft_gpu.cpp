@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "cush/error.hpp"
 #include "fft.hpp"
 #include "kernels.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -235,3 +237,27 @@ TEST(FftErrors, BadSizesAreRejected) {
 }
 
 }  // namespace
+
+// Injected faults (support/faults.hpp): every checked CUDA and cuFFT call of the cush variant
+// fails once; each failure is a cush error naming the call, and leaves no GPU memory behind.
+TEST(FftGpu, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  int k = 1;
+  while (2 * k <= std::min(8, cush::DeviceSet::available())) k *= 2;
+  const std::size_t n = std::size_t{1} << 12;
+  const std::vector<Complex> x = random_signal(n, 12);
+  cush_test::SameAsFirst<std::vector<Complex>> same("fft, cush", [](const std::vector<Complex>& a, const std::vector<Complex>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Complex)) == 0;
+  });
+  const auto transform = [&] {
+    fft::MultiCush v(n, Devices::first(k));
+    std::vector<Complex> got(n);
+    v.load(x.data());
+    v.forward();
+    v.inverse(Order::natural, Order::natural);
+    v.store(got.data());
+    v.wait();
+    same(got);
+  };
+  cush_test::walk_faults("fft, cush variant, " + std::to_string(k) + " GPUs", transform, transform);
+}

@@ -20,6 +20,7 @@
 #include "inversion.hpp"
 #include "karst.hpp"
 #include "kernels.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -375,3 +376,24 @@ TEST(KarstGpu, InversionTwinRecoversTheParameters) {
 }
 
 }  // namespace
+
+// Injected faults (support/faults.hpp): every checked CUDA call of the cush variant fails once,
+// on the streaming and the resident path; each failure is a cush error naming the call, and
+// leaves no GPU memory behind.
+TEST(KarstGpu, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  SKIP_WITHOUT_GPUS(1);
+  const Devices gpus = Devices::first(std::min(8, cush::DeviceSet::available()));
+  const std::vector<Groups> members = random_members(5, 91);
+  for (const karst::Path path : {karst::Path::streaming, karst::Path::resident}) {
+    const karst::Setup setup{Model::heat, karst::Grid{61, 9, 0.05}, Outlet::advective, path};
+    const karst::Forcing f = forcing(setup.grid, 37, 92);
+    const std::vector<double> observed(f.steps(), 1.01);
+    cush_test::SameAsFirst<karst::Runs> same("karst, cush", [](const karst::Runs& a, const karst::Runs& b) {
+      return a.curves == b.curves && a.misfits == b.misfits;
+    });
+    const auto runs = [&] { same(karst::MultiCush(setup, gpus).run(f, members, observed)); };
+    cush_test::walk_faults(std::string("karst, cush variant, ") +
+                               (path == karst::Path::resident ? "resident" : "streaming") + " path",
+                           runs, runs);
+  }
+}

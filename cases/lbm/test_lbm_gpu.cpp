@@ -19,6 +19,7 @@
 #include "cush/device_set.hpp"
 #include "lbm.hpp"
 #include "test_support.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 
 namespace lbm = cases::lbm;
@@ -208,4 +209,22 @@ TEST(LbmGpu, BadDuctsAreRejected) {
   EXPECT_THROW(lbm::Single(lbm::Duct{9, 9, 0, 0.8, 0}, one), std::invalid_argument);
   EXPECT_THROW(lbm::Single(lbm::Duct{9, 9, 4, 0.5, 0}, one), std::invalid_argument);
   EXPECT_THROW(lbm::Single(kDuct, cases::Devices{}), std::invalid_argument);
+}
+
+// Injected faults (support/faults.hpp): every checked CUDA call of the cush variant fails once,
+// with and without overlap, both patterns and storages; each failure is a cush error naming the
+// call, and leaves no GPU memory behind.
+TEST(LbmGpu, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  const cases::Devices gpus = cases::Devices::first(std::min(8, cush::DeviceSet::available()));
+  for (const lbm::Options o : {lbm::Options{lbm::Pattern::esoteric, lbm::Storage::fp16s, true, 1e-3f},
+                               lbm::Options{lbm::Pattern::ab, lbm::Storage::fp32, false, 1e-3f}}) {
+    cush_test::SameAsFirst<lbm::Moments> same("lbm, cush", [](const lbm::Moments& a, const lbm::Moments& b) {
+      return static_cast<bool>(same_bits(a, b));
+    });
+    const auto steps = [&] { same(moments_after<lbm::MultiCush>(kDuct, gpus, o, 3, 1)); };
+    cush_test::walk_faults(std::string("lbm, cush variant, ") + name(o.pattern) + " " + name(o.storage) +
+                               (o.overlap ? ", overlap" : ""),
+                           steps, steps);
+  }
 }

@@ -18,6 +18,10 @@ Dims seed_dims(std::size_t k) { return Dims{400 * k, 800 * k, 400 * k}; }
 
 double flops(Dims d) { return 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.p); }
 
+// A fault point (cush/error.hpp) like cush's own checked calls.
+#define CASES_CUBLAS_CHECK(call) \
+  check_cublas(CUSH_FAULT_POINT(#call) ? CUBLAS_STATUS_ALLOC_FAILED : (call), #call)
+
 void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw cush::Error(std::string("cases::matmul: ") + what + " failed: " + cublasGetStatusName(status) + " (" +
@@ -55,7 +59,12 @@ void on_device(int device, F f) {
   int previous = 0;
   CUSH_CUDA_CHECK(cudaGetDevice(&previous));
   CUSH_CUDA_CHECK(cudaSetDevice(device));
-  f();
+  try {
+    f();
+  } catch (...) {
+    (void)cudaSetDevice(previous);
+    throw;
+  }
   CUSH_CUDA_CHECK(cudaSetDevice(previous));
 }
 }  // namespace
@@ -65,7 +74,7 @@ cublasHandle_t blas_handle(int device, std::size_t lane) {
   auto it = handles().find({device, lane});
   if (it != handles().end()) return it->second;
   cublasHandle_t h = nullptr;
-  on_device(device, [&] { check_cublas(cublasCreate(&h), "cublasCreate"); });
+  on_device(device, [&] { CASES_CUBLAS_CHECK(cublasCreate(&h)); });
   handles().emplace(Key{device, lane}, h);
   return h;
 }
@@ -94,13 +103,13 @@ void gemm_rows(cudaStream_t stream, std::size_t lane, std::size_t rows, Dims d, 
   int device = 0;
   CUSH_CUDA_CHECK(cudaGetDevice(&device));
   const cublasHandle_t h = blas_handle(device, lane);
-  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  CASES_CUBLAS_CHECK(cublasSetStream(h, stream));
   // cuBLAS is column-major: a row-major X is X^T to it, so C = A B is computed as C^T = B^T A^T.
   const T one = 1;
   const T zero = 0;
   const int p = static_cast<int>(d.p);
   const int n = static_cast<int>(d.n);
-  check_cublas(gemm(h, p, static_cast<int>(rows), n, &one, b, p, a_rows, n, &zero, c_rows, p), "cublas gemm");
+  CASES_CUBLAS_CHECK(gemm(h, p, static_cast<int>(rows), n, &one, b, p, a_rows, n, &zero, c_rows, p));
 }
 
 template void gemm_rows<float>(cudaStream_t, std::size_t, std::size_t, Dims, const float*, const float*, float*);

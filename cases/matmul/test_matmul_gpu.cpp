@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "matmul.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
 
@@ -182,3 +183,22 @@ TEST(CaseMatmul, BlockCountFollowsTheRule) {
   EXPECT_EQ(block_count(cases::matmul::seed_dims(8), 2, sizeof(float)), 2U);
 }
 
+
+// Injected faults (support/faults.hpp): every checked CUDA and cuBLAS call of the cush variant,
+// pipelined in 3 blocks, fails once; each failure is a cush error naming the call, and leaves no
+// GPU memory behind.
+TEST(CaseMatmul, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  const cases::Devices gpus = cases::Devices::first(cush::DeviceSet::available());
+  const Dims d{48 * static_cast<std::size_t>(gpus.count()) + 5, 33, 41};
+  std::vector<float> a(d.m * d.n), b(d.n * d.p);
+  cush_test::fill_random(std::span<float>(a));
+  cush_test::fill_random(std::span<float>(b));
+  cush_test::SameAsFirst<std::vector<float>> same("matmul, cush");
+  const auto multiply = [&] {
+    std::vector<float> c(d.m * d.p);
+    cases::matmul::MultiCush<float>(d, gpus, 3).run(a.data(), b.data(), c.data());
+    same(c);
+  };
+  cush_test::walk_faults("matmul, cush variant", multiply, multiply);
+}

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "scale.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
 
@@ -29,4 +30,21 @@ TEST(CaseScale, AllVariantsAgreeWithTheHostReference) {
       }
     }
   }
+}
+
+// Injected faults (support/faults.hpp): every checked CUDA call of the cush variant fails once;
+// each failure is a cush error naming the call, and leaves no GPU memory behind.
+TEST(CaseScale, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = 100'003;
+  std::vector<float> in(n);
+  cush_test::fill_random(std::span<float>(in));
+  const cases::Devices gpus = cases::Devices::first(cush::DeviceSet::available());
+  cush_test::SameAsFirst<std::vector<float>> same("scale, cush");
+  const auto scale = [&] {
+    std::vector<float> out(n, NAN);
+    cases::scale::multi_cush(in.data(), out.data(), n, gpus);
+    same(out);
+  };
+  cush_test::walk_faults("scale, cush variant", scale, scale);
 }

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -87,14 +88,35 @@ namespace detail {
 /// For destructors: reports to stderr instead of throwing. Ignores errors caused by the CUDA
 /// runtime shutting down at process exit.
 void report_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept;
+
+/// Fault injection, for cush's own tests (armed only through the private header
+/// libcush/core/fault_injection.hpp; docs/reliability.md). True while a test counts or fails
+/// checked calls: one relaxed load per call otherwise.
+extern std::atomic<bool> faults_armed;
+/// Counts the checked call `call` at `file`:`line`; true if the armed test picked it to fail.
+[[nodiscard]] bool fault_here(const char* call, const char* file, int line) noexcept;
+/// The error an injected failure of `call` returns: cudaErrorMemoryAllocation for allocations,
+/// cudaErrorUnknown for anything else.
+[[nodiscard]] cudaError_t injected_cuda_error(const char* call) noexcept;
 }  // namespace detail
 
 }  // namespace cush
 
+/// True if fault injection picked the checked call spelled `text` (a string literal) to fail;
+/// the call is then not made. Every checked CUDA, NCCL, cuBLAS and cuFFT call passes here.
+#define CUSH_FAULT_POINT(text)                                                          \
+  (::cush::detail::faults_armed.load(::std::memory_order_relaxed) &&                    \
+   ::cush::detail::fault_here((text), __FILE__, __LINE__))
+
+/// Makes a CUDA runtime call and yields its cudaError_t, or the injected error without making it.
+#define CUSH_CUDA_CALL(call) CUSH_CUDA_CALL_SPELLED_(call, #call)
+#define CUSH_CUDA_CALL_SPELLED_(call, text) \
+  (CUSH_FAULT_POINT(text) ? ::cush::detail::injected_cuda_error(text) : (call))
+
 /// Evaluates a CUDA runtime call once; throws cush::CudaError naming the call if it fails.
 #define CUSH_CUDA_CHECK(call)                                                           \
   do {                                                                                  \
-    const cudaError_t cush_status_ = (call);                                            \
+    const cudaError_t cush_status_ = CUSH_CUDA_CALL_SPELLED_(call, #call);               \
     if (cush_status_ != cudaSuccess)                                                    \
       ::cush::detail::throw_cuda_error(cush_status_, #call, __FILE__, __LINE__);        \
   } while (0)
@@ -103,7 +125,7 @@ void report_cuda_error(cudaError_t code, const char* call, const char* file, int
 /// argument or object at fault, e.g. "segment 1 on device 0, 4096 bytes".
 #define CUSH_CUDA_CHECK_AT(call, context)                                               \
   do {                                                                                  \
-    const cudaError_t cush_status_ = (call);                                            \
+    const cudaError_t cush_status_ = CUSH_CUDA_CALL_SPELLED_(call, #call);               \
     if (cush_status_ != cudaSuccess)                                                    \
       ::cush::detail::throw_cuda_error(cush_status_, #call, __FILE__, __LINE__, (context)); \
   } while (0)

@@ -113,7 +113,7 @@ int p2p_attribute(cudaDeviceP2PAttr attribute, int from, int to) {
 
 void enable_physical_peer_access(int from, int to) {
   const DeviceGuard guard(from);
-  const cudaError_t status = cudaDeviceEnablePeerAccess(physical_id(to), 0);
+  const cudaError_t status = CUSH_CUDA_CALL(cudaDeviceEnablePeerAccess(physical_id(to), 0));
   if (status == cudaErrorPeerAccessAlreadyEnabled) {
     (void)cudaGetLastError();  // enabled by the application before us: fine
   } else if (status != cudaSuccess) {

@@ -14,16 +14,20 @@ namespace cush {
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : device_(device), bytes_(bytes) {
   if (bytes == 0) return;
   DeviceGuard guard(device);
-  const cudaError_t status = cudaMalloc(&data_, bytes);
+  const cudaError_t status = CUSH_CUDA_CALL(cudaMalloc(&data_, bytes));
   if (status == cudaErrorMemoryAllocation) {
     // Not sticky: cleared, so that no later check reports it; the device's free memory named.
     (void)cudaGetLastError();
     data_ = nullptr;
     std::size_t free_bytes = 0, total = 0;
     CUSH_CUDA_CHECK_AT(cudaMemGetInfo(&free_bytes, &total), "device " + std::to_string(device));
-    throw OutOfMemory("cush::DeviceBuffer", device, bytes, free_bytes);
+    throw OutOfMemory("cush::DeviceBuffer: cudaMalloc", device, bytes, free_bytes);
   }
-  CUSH_CUDA_CHECK_AT(status, "allocating " + detail::format_bytes(bytes) + " on device " + std::to_string(device));
+  if (status != cudaSuccess) {
+    data_ = nullptr;
+    detail::throw_cuda_error(status, "cudaMalloc(&data_, bytes)", __FILE__, __LINE__,
+                             "allocating " + detail::format_bytes(bytes) + " on device " + std::to_string(device));
+  }
 }
 
 DeviceBuffer::~DeviceBuffer() { reset(); }

@@ -65,6 +65,8 @@ constexpr Variable variable_table[] = {
     // Tests (tests/support/gpu.hpp).
     {"CUSH_TEST_TOOL", Unit::text, Scope::tests, 0, 0, 0,
      "set (e.g. to memcheck) when the tests run under a CUDA tool: timing and free-memory checks are left to it"},
+    {"CUSH_FAULT_SITES", Unit::path, Scope::tests, 0, 0, 0,
+     "a folder: each process writes the checked CUDA/NCCL call sites it reached to sites-<pid>.txt there (scripts/fault_sites.sh)"},
 };
 
 std::span<const Variable> table() noexcept { return variable_table; }

@@ -3,10 +3,22 @@
 #include <string>
 #include <utility>
 
+#include "core/stream_idle.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 
 namespace cush {
+
+namespace detail {
+bool stream_idle(cudaStream_t stream, const char* what, int device) {
+  const cudaError_t status = CUSH_CUDA_CALL(cudaStreamQuery(stream));
+  if (status == cudaErrorNotReady) return false;
+  if (status != cudaSuccess)  // an earlier asynchronous failure
+    throw_cuda_error(status, "cudaStreamQuery(stream)", __FILE__, __LINE__,
+                     std::string(what) + (device >= 0 ? " on device " + std::to_string(device) : ""));
+  return true;
+}
+}  // namespace detail
 
 Stream::Stream(int device, unsigned flags) : device_(device) {
   DeviceGuard guard(device);

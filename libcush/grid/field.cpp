@@ -10,6 +10,7 @@
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
+#include "core/stream_idle.hpp"
 #include "core/stream_set.hpp"
 #include "cush/stream.hpp"
 #include "grid/exchange_program.hpp"
@@ -262,9 +263,7 @@ void FieldBase::wait() const {
 
 bool FieldBase::done() const {
   for (std::size_t pos = 0; pos < impl_->handles.size(); ++pos) {
-    const cudaError_t status = cudaStreamQuery(impl_->handles[pos]);
-    if (status == cudaErrorNotReady) return false;
-    CUSH_CUDA_CHECK_AT(status, "block stream on device " + std::to_string(impl_->devices[pos]));
+    if (!detail::stream_idle(impl_->handles[pos], "block stream", impl_->devices[pos])) return false;
   }
   for (const auto& [which, engine] : impl_->selective)
     if (!engine->done()) return false;

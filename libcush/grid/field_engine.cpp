@@ -6,6 +6,7 @@
 
 #include "core/cuda_devices.hpp"
 #include "core/env.hpp"
+#include "core/stream_idle.hpp"
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
@@ -128,12 +129,7 @@ void FieldEngine::drain(std::span<const cudaStream_t> blocks) const noexcept {
 }
 
 bool FieldEngine::done() const {
-  const auto idle = [](const Stream& s) {
-    const cudaError_t status = cudaStreamQuery(s.get());
-    if (status == cudaErrorNotReady) return false;
-    CUSH_CUDA_CHECK_AT(status, "exchange stream on device " + std::to_string(s.device()));
-    return true;
-  };
+  const auto idle = [](const Stream& s) { return stream_idle(s.get(), "exchange stream", s.device()); };
   return std::all_of(exchange_streams_.begin(), exchange_streams_.end(), idle) &&
          std::all_of(unpack_streams_.begin(), unpack_streams_.end(), idle);
 }

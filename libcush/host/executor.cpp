@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/stream_idle.hpp"
 #include "host/staging.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
@@ -79,12 +80,7 @@ std::pair<std::size_t, std::size_t> host_extent(const TransferList& list, bool s
 // cudaMemcpyAsync with pageable memory first waits for the work already in its stream. A small
 // pageable piece is copied that way only when the stream is idle, so that no operation ever
 // blocks the caller on earlier work; otherwise it is staged.
-bool idle(cudaStream_t stream) {
-  const cudaError_t status = cudaStreamQuery(stream);
-  if (status == cudaSuccess) return true;
-  if (status != cudaErrorNotReady) CUSH_CUDA_CHECK(status);  // an earlier asynchronous failure
-  return false;
-}
+bool idle(cudaStream_t stream) { return stream_idle(stream, "executor stream", -1); }
 
 std::string describe(const Transfer& t, std::size_t es) {
   auto end = [](const Location& l) {

@@ -149,8 +149,8 @@ HostRegistration::HostRegistration(const void* ptr, std::size_t bytes) : ptr_(pt
   std::vector<cudaError_t> status(ranges.size(), cudaErrorNotReady);
   // The driver pins the pages of different pieces concurrently.
   detail::ThreadPool::shared().run(ranges.size(), [&](std::size_t i) {
-    status[i] = cudaHostRegister(reinterpret_cast<void*>(ranges[i].first), ranges[i].second - ranges[i].first,
-                                 cudaHostRegisterPortable);
+    status[i] = CUSH_CUDA_CALL(cudaHostRegister(reinterpret_cast<void*>(ranges[i].first),
+                                                ranges[i].second - ranges[i].first, cudaHostRegisterPortable));
   });
   const auto failed = std::find_if(status.begin(), status.end(), [](cudaError_t s) { return s != cudaSuccess; });
   if (failed != status.end()) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stream_idle.hpp"
 #include "host/plan_impl.hpp"
 #include "transports/backend.hpp"
 #include "cush/device_buffer.hpp"
@@ -113,9 +114,7 @@ void PlanBase::wait() const {
 
 bool PlanBase::done() const {
   for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos) {
-    const cudaError_t status = cudaStreamQuery(impl_->stream_handles[pos]);
-    if (status == cudaErrorNotReady) return false;
-    CUSH_CUDA_CHECK_AT(status, "plan stream on device " + std::to_string(impl_->devices[pos]));
+    if (!detail::stream_idle(impl_->stream_handles[pos], "plan stream", impl_->devices[pos])) return false;
   }
   return true;
 }

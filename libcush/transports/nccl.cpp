@@ -59,10 +59,21 @@ namespace {
                                               " at " + file + ":" + std::to_string(line));
 }
 
-#define CUSH_NCCL_CHECK(call)                                                        \
-  do {                                                                               \
-    const ncclResult_t cush_nccl_ = (call);                                          \
-    if (cush_nccl_ != ncclSuccess) throw_nccl(cush_nccl_, #call, __FILE__, __LINE__); \
+// A call outside a group: a fault point (cush/error.hpp) like every checked call.
+#define CUSH_NCCL_CHECK(call)                                                                 \
+  do {                                                                                        \
+    const ncclResult_t cush_nccl_ = CUSH_FAULT_POINT(#call) ? ncclInternalError : (call);     \
+    if (cush_nccl_ != ncclSuccess) throw_nccl(cush_nccl_, #call, __FILE__, __LINE__);          \
+  } while (0)
+
+// A call inside a group only queues work. NCCL notes its failure (a bad argument), and
+// ncclGroupEnd then drops the whole group and returns the error; a failure injected by skipping
+// the call would leave NCCL unaware and launch half a group. So no fault point here: the group's
+// start and end stand for its calls.
+#define CUSH_NCCL_QUEUE(call)                                                                 \
+  do {                                                                                        \
+    const ncclResult_t cush_nccl_ = (call);                                                   \
+    if (cush_nccl_ != ncclSuccess) throw_nccl(cush_nccl_, #call, __FILE__, __LINE__);          \
   } while (0)
 
 // Ends a group on every path: an exception inside a group must not leave the thread in it.
@@ -72,9 +83,13 @@ class Group {
   ~Group() {
     if (open_) (void)ncclGroupEnd();
   }
+  // An injected failure of ncclGroupEnd comes after the call: skipping it would leave the
+  // thread inside the group.
   void end() {
     open_ = false;
-    CUSH_NCCL_CHECK(ncclGroupEnd());
+    ncclResult_t status = ncclGroupEnd();
+    if (status == ncclSuccess && CUSH_FAULT_POINT("ncclGroupEnd()")) status = ncclInternalError;
+    if (status != ncclSuccess) throw_nccl(status, "ncclGroupEnd()", __FILE__, __LINE__);
   }
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -215,8 +230,8 @@ void execute_nccl(const TransferList& list, std::size_t element_size, const Endp
         CUSH_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, ranks[rd]));
         continue;
       }
-      CUSH_NCCL_CHECK(ncclSend(from, bytes, ncclUint8, static_cast<int>(rd), comm.comm(rs), ranks[rs]));
-      CUSH_NCCL_CHECK(ncclRecv(to, bytes, ncclUint8, static_cast<int>(rs), comm.comm(rd), ranks[rd]));
+      CUSH_NCCL_QUEUE(ncclSend(from, bytes, ncclUint8, static_cast<int>(rd), comm.comm(rs), ranks[rs]));
+      CUSH_NCCL_QUEUE(ncclRecv(to, bytes, ncclUint8, static_cast<int>(rs), comm.comm(rd), ranks[rd]));
     }
     group.end();
   }
@@ -228,7 +243,7 @@ void nccl_broadcast(Communicator& comm, OpStreams& streams, std::span<void* cons
   Ranks ranks(comm, streams);
   Group group;
   for (std::size_t r = 0; r < comm.size(); ++r)
-    CUSH_NCCL_CHECK(ncclBroadcast(data[r], data[r], bytes, ncclUint8, static_cast<int>(root), comm.comm(r), ranks[r]));
+    CUSH_NCCL_QUEUE(ncclBroadcast(data[r], data[r], bytes, ncclUint8, static_cast<int>(root), comm.comm(r), ranks[r]));
   group.end();
   ranks.end();
 }
@@ -239,7 +254,7 @@ void nccl_reduce(Communicator& comm, OpStreams& streams, std::span<void* const> 
   Group group;
   for (std::size_t r = 0; r < comm.size(); ++r) {
     // In place on the root; the others' buffers are only read.
-    CUSH_NCCL_CHECK(ncclReduce(data[r], r == root ? data[r] : nullptr, count, nccl_type(type), nccl_op(op),
+    CUSH_NCCL_QUEUE(ncclReduce(data[r], r == root ? data[r] : nullptr, count, nccl_type(type), nccl_op(op),
                                static_cast<int>(root), comm.comm(r), ranks[r]));
   }
   group.end();
@@ -251,7 +266,7 @@ void nccl_all_reduce(Communicator& comm, OpStreams& streams, std::span<void* con
   Ranks ranks(comm, streams);
   Group group;
   for (std::size_t r = 0; r < comm.size(); ++r)
-    CUSH_NCCL_CHECK(ncclAllReduce(data[r], data[r], count, nccl_type(type), nccl_op(op), comm.comm(r), ranks[r]));
+    CUSH_NCCL_QUEUE(ncclAllReduce(data[r], data[r], count, nccl_type(type), nccl_op(op), comm.comm(r), ranks[r]));
   group.end();
   ranks.end();
 }
@@ -261,7 +276,7 @@ void nccl_all_gather(Communicator& comm, OpStreams& streams, std::span<void* con
   Ranks ranks(comm, streams);
   Group group;
   for (std::size_t r = 0; r < comm.size(); ++r)
-    CUSH_NCCL_CHECK(ncclAllGather(send[r], recv[r], bytes, ncclUint8, comm.comm(r), ranks[r]));
+    CUSH_NCCL_QUEUE(ncclAllGather(send[r], recv[r], bytes, ncclUint8, comm.comm(r), ranks[r]));
   group.end();
   ranks.end();
 }

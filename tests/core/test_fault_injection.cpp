@@ -1,0 +1,122 @@
+// The fault injection switch (libcush/core/fault_injection.hpp) on the host: which call fails,
+// what is counted and recorded, from several threads; the failing call is never made.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/fault_injection.hpp"
+#include "cush/error.hpp"
+
+namespace {
+
+namespace faults = cush::detail::faults;
+
+// Stands for a CUDA call: counts the times it is really made.
+cudaError_t pretend_call(std::atomic<int>& made) {
+  ++made;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+TEST(FaultInjection, UnarmedEveryCallIsMade) {
+  std::atomic<int> made = 0;
+  for (int i = 0; i < 5; ++i) CUSH_CUDA_CHECK(pretend_call(made));
+  EXPECT_EQ(made, 5);
+  EXPECT_FALSE(cush::detail::faults_armed.load());
+}
+
+TEST(FaultInjection, TheChosenCallFailsWithoutBeingMadeAndTheOthersRun) {
+  std::atomic<int> made = 0;
+  faults::Armed armed(2);
+  int thrown = 0;
+  for (int i = 0; i < 5; ++i) {
+    try {
+      CUSH_CUDA_CHECK_AT(pretend_call(made), "context " + std::to_string(i));
+    } catch (const cush::CudaError& e) {
+      ++thrown;
+      EXPECT_EQ(i, 2);
+      EXPECT_EQ(e.code(), cudaErrorUnknown);
+      EXPECT_EQ(e.call(), "pretend_call(made)");
+      EXPECT_NE(std::string(e.what()).find("context 2"), std::string::npos) << e.what();
+    }
+  }
+  const faults::Record r = armed.disarm();
+  EXPECT_EQ(thrown, 1);
+  EXPECT_EQ(made, 4);
+  EXPECT_EQ(r.calls, 5u);
+  ASSERT_TRUE(r.failed.has_value());
+  EXPECT_EQ(r.failed->call, "pretend_call(made)");
+  EXPECT_NE(r.failed->file.find("test_fault_injection.cpp"), std::string::npos);
+  EXPECT_EQ(r.sites.size(), 1u);
+  EXPECT_FALSE(cush::detail::faults_armed.load());
+}
+
+TEST(FaultInjection, CountingAloneFailsNothingAndRecordsEverySite) {
+  std::atomic<int> made = 0;
+  faults::Armed armed(std::nullopt);
+  CUSH_CUDA_CHECK(pretend_call(made));
+  CUSH_CUDA_CHECK(pretend_call(made));
+  for (int i = 0; i < 3; ++i) CUSH_CUDA_CHECK(pretend_call(made));
+  const faults::Record r = armed.disarm();
+  EXPECT_EQ(made, 5);
+  EXPECT_EQ(r.calls, 5u);
+  EXPECT_FALSE(r.failed.has_value());
+  EXPECT_EQ(r.sites.size(), 3u);
+}
+
+TEST(FaultInjection, AFailurePastTheLastCallIsNeverReached) {
+  std::atomic<int> made = 0;
+  faults::Armed armed(10);
+  for (int i = 0; i < 3; ++i) CUSH_CUDA_CHECK(pretend_call(made));
+  const faults::Record r = armed.disarm();
+  EXPECT_EQ(r.calls, 3u);
+  EXPECT_FALSE(r.failed.has_value());
+}
+
+TEST(FaultInjection, AllocationsFailAsOutOfMemoryAndOtherCallsAsUnknownErrors) {
+  EXPECT_EQ(cush::detail::injected_cuda_error("cudaMalloc(&p, bytes)"), cudaErrorMemoryAllocation);
+  EXPECT_EQ(cush::detail::injected_cuda_error("cudaMallocAsync(&p, bytes, s)"), cudaErrorMemoryAllocation);
+  EXPECT_EQ(cush::detail::injected_cuda_error("cudaHostAlloc(&p, bytes, 0)"), cudaErrorMemoryAllocation);
+  EXPECT_EQ(cush::detail::injected_cuda_error("cudaMemcpyAsync(d, s, n, k, st)"), cudaErrorUnknown);
+  EXPECT_EQ(cush::detail::injected_cuda_error("cudaStreamCreateWithFlags(&s, 0)"), cudaErrorUnknown);
+}
+
+// Calls from several threads share one count: exactly one of them fails.
+TEST(FaultInjection, OneCountAcrossThreads) {
+  std::atomic<int> made = 0, thrown = 0;
+  faults::Armed armed(1234);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) {
+        try {
+          CUSH_CUDA_CHECK(pretend_call(made));
+        } catch (const cush::CudaError&) {
+          ++thrown;
+        }
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  const faults::Record r = armed.disarm();
+  EXPECT_EQ(r.calls, 4000u);
+  EXPECT_EQ(thrown, 1);
+  EXPECT_EQ(made, 3999);
+}
+
+TEST(FaultInjection, ArmingTwiceIsALogicError) {
+  faults::Armed armed(std::nullopt);
+  EXPECT_THROW(faults::arm(0), std::logic_error);
+}
+
+TEST(FaultInjection, SitesReadTheSameOnEveryHost) {
+  const faults::Site s{"/home/someone/cush/libcush/core/stream.cpp", 13, "cudaStreamCreateWithFlags(&stream_, flags)"};
+  EXPECT_EQ(s.str(), "libcush/core/stream.cpp:13\tcudaStreamCreateWithFlags(&stream_, flags)");
+  const faults::Site c{"/x/cases/fft/kernels.cu", 9, "cufftCreate(&h)"};
+  EXPECT_EQ(c.str(), "cases/fft/kernels.cu:9\tcufftCreate(&h)");
+}

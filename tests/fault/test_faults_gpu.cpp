@@ -1,0 +1,263 @@
+// Injected faults (docs/reliability.md): every checked CUDA and NCCL call that a plan, a field and
+// each GPU<->GPU operation makes fails once, and each failure must end in a typed error naming
+// the call, with the objects that outlive it still working and no GPU memory left allocated
+// (support/faults.hpp).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "support/faults.hpp"
+#include "support/gpu.hpp"
+#include "support/kernels.hpp"
+#include "support/random.hpp"
+
+namespace {
+
+using cush::CommOptions;
+using cush::DeviceSet;
+using cush::Distribution;
+using cush::Plan;
+using cush::Transport;
+
+// Throws (std::logic_error: not a cush error, so the walk reports it) unless got == want.
+template <class T>
+void require_equal(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  if (got != want) throw std::logic_error(what + ": wrong result");
+}
+
+std::vector<double> random_doubles(std::size_t n) {
+  std::vector<double> v(n);
+  cush_test::fill_random<double>(v);
+  return v;
+}
+
+// The same with every element plus its index: what add_index makes of it.
+std::vector<double> plus_index(std::vector<double> v) {
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] += static_cast<double>(i);
+  return v;
+}
+
+void walk(const std::string& name, const std::function<void()>& action, const std::function<void()>& recheck = {}) {
+  (void)cush_test::walk_faults(name, action, recheck);
+}
+
+// A plan's whole life: built, filled, a kernel on its segments, gathered, waited for, destroyed.
+void plan_life(const DeviceSet& gpus, std::size_t n, const Distribution& d, bool pinned) {
+  const std::vector<double> host = random_doubles(n);
+  std::vector<double> out(n);
+  std::optional<cush::HostRegistration> registration;
+  if (pinned) registration.emplace(out.data(), out.size() * sizeof(double));
+  Plan<double> plan(gpus, n, d);
+  if (pinned) plan.pin_host(std::span<const double>(host));
+  plan.scatter(host.data());
+  plan.for_each([](const cush::Segment<double>& s) { cush_test::add_index(s.data(), s.size(), s.offset(), s.stream()); });
+  plan.gather(out.data());
+  plan.wait();
+  require_equal(out, plus_index(host), "plan");
+}
+
+}  // namespace
+
+TEST(Faults, PlanLife) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  std::vector<double> w(gpus.size(), 1.0);
+  w.back() = 3.0;
+  walk("plan, uniform, pageable", [&] { plan_life(gpus, 10007, Distribution::uniform(), false); });
+  walk("plan, weighted, pinned", [&] { plan_life(gpus, 10007, Distribution::weighted(w), true); });
+  walk("plan, memory bandwidth, pageable, staged in chunks",
+       [&] { plan_life(gpus, (std::size_t{6} << 20) + 3, Distribution::memory_bandwidth(), false); });
+  walk("plan, replicated", [&] {
+    const std::vector<double> host = random_doubles(777);
+    Plan<double> plan(gpus, host.size(), Distribution::replicated());
+    plan.broadcast(host.data());
+    std::vector<double> out(host.size());
+    plan.gather(out.data());
+    plan.wait();
+    require_equal(out, host, "replicated plan");
+  });
+}
+
+// A plan that outlives failed operations: afterwards it moves data as before.
+TEST(Faults, PlanSurvivesFailedOperations) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  for (std::size_t n : {std::size_t{4099}, (std::size_t{5} << 20) + 1}) {
+    Plan<double> plan(gpus, n);
+    const std::vector<double> host = random_doubles(n);
+    const auto round_trip = [&] {
+      std::vector<double> out(n);
+      plan.scatter(host.data());
+      plan.for_each([](const cush::Segment<double>& s) { cush_test::add_index(s.data(), s.size(), s.offset(), s.stream()); });
+      plan.gather(out.data());
+      plan.wait();
+      require_equal(out, plus_index(host), "plan round trip");
+    };
+    walk("plan round trip, n " + std::to_string(n), round_trip, round_trip);
+  }
+}
+
+namespace {
+
+// Piece sizes for an all-to-all from a's segments to b's: rows sum to a's segments, columns to
+// b's (filled greedily, so some pieces are empty).
+std::vector<std::size_t> piece_counts(const Plan<double>& a, const Plan<double>& b) {
+  const std::size_t p = a.devices().size(), q = b.devices().size();
+  std::vector<std::size_t> left_a(p), left_b(q), counts(p * q, 0);
+  for (std::size_t i = 0; i < p; ++i) left_a[i] = a.segment(i).size();
+  for (std::size_t j = 0; j < q; ++j) left_b[j] = b.segment(j).size();
+  for (std::size_t i = 0, j = 0; i < p && j < q;) {
+    const std::size_t c = std::min(left_a[i], left_b[j]);
+    counts[i * q + j] = c;
+    left_a[i] -= c;
+    left_b[j] -= c;
+    if (left_a[i] == 0) ++i;
+    if (j < q && left_b[j] == 0) ++j;
+  }
+  return counts;
+}
+
+// Where an all-to-all with `counts` puts a's elements, as a global array of b.
+std::vector<double> all_to_all_of(const std::vector<double>& x, const Plan<double>& a, const Plan<double>& b,
+                                  const std::vector<std::size_t>& counts) {
+  const std::size_t p = a.devices().size(), q = b.devices().size();
+  std::vector<double> y(x.size());
+  for (std::size_t i = 0; i < p; ++i)
+    for (std::size_t j = 0, from = a.segment(i).offset(); j < q; ++j) {
+      std::size_t to = b.segment(j).offset();
+      for (std::size_t i2 = 0; i2 < i; ++i2) to += counts[i2 * q + j];
+      for (std::size_t k = 0; k < counts[i * q + j]; ++k) y[to + k] = x[from + k];
+      from += counts[i * q + j];
+    }
+  return y;
+}
+
+// Every GPU<->GPU operation once, each result checked: copy and all-to-all between two plans of
+// different layouts, reductions and a broadcast on a replicated plan, all-gather, device scatter
+// and gather through another.
+void device_ops(Plan<double>& a, Plan<double>& b, Plan<double>& replicas, Plan<double>& all, const CommOptions& o) {
+  const std::size_t n = a.size();
+  const std::vector<double> host = random_doubles(n);
+  std::vector<double> out(n);
+  a.scatter(host.data());
+  cush::copy(a, b, o);
+  b.gather(out.data());
+  b.wait();
+  require_equal(out, host, "copy");
+
+  const std::vector<std::size_t> counts = piece_counts(a, b);
+  cush::all_to_all(a, b, std::span<const std::size_t>(counts), o);
+  b.gather(out.data());
+  b.wait();
+  require_equal(out, all_to_all_of(host, a, b, counts), "all_to_all");
+
+  std::vector<double> small = random_doubles(replicas.size());
+  for (double& x : small) x = std::round(x * 8);  // exact sums in any order
+  replicas.broadcast(small.data());
+  const std::size_t root = replicas.devices().size() - 1;
+  cush::all_reduce(replicas, cush::ReduceOp::sum, o);
+  cush::reduce(replicas, cush::ReduceOp::max, root, o);
+  cush::broadcast(replicas, root, o);
+  std::vector<double> reduced(small.size());
+  replicas.gather(reduced.data());
+  replicas.wait();
+  for (double& x : small) x *= static_cast<double>(replicas.devices().size());
+  require_equal(reduced, small, "all_reduce, reduce, broadcast");
+
+  cush::all_gather(a, all, o);
+  cush::scatter(all, b, 0, o);
+  b.for_each([](const cush::Segment<double>& s) { cush_test::add_index(s.data(), s.size(), s.offset(), s.stream()); });
+  const std::size_t last = all.devices().size() - 1;
+  cush::gather(b, all, last, o);
+  all.wait();
+  const cush::Segment<double> r = all.segment(last);
+  if (cudaMemcpy(out.data(), r.data(), n * sizeof(double), cudaMemcpyDefault) != cudaSuccess)
+    throw std::logic_error("reading the gathered replica");
+  require_equal(out, plus_index(host), "all_gather, scatter, gather");
+}
+
+}  // namespace
+
+// Each operation on each transport that can run here; the plans outlive the failures.
+TEST(Faults, DeviceOperations) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  std::vector<int> reversed(gpus.begin(), gpus.end());
+  std::reverse(reversed.begin(), reversed.end());
+  std::vector<double> w(gpus.size(), 1.0);
+  w.front() = 2.5;
+  const std::size_t n = 6007;
+  for (Transport t : {Transport::automatic, Transport::peer, Transport::host_staging, Transport::nccl, Transport::peer_kernel}) {
+    if ((t == Transport::nccl || t == Transport::peer_kernel) && cush_test::gpus_are_shared()) continue;
+    Plan<double> a(gpus, n);
+    Plan<double> b(DeviceSet(reversed), n, Distribution::weighted(w));
+    Plan<double> replicas(gpus, 513, Distribution::replicated());
+    Plan<double> all(gpus, n, Distribution::replicated());
+    const CommOptions o{t};
+    const auto ops = [&] { device_ops(a, b, replicas, all, o); };
+    walk(std::string("device operations, ") + cush::to_string(t), ops, ops);
+  }
+}
+
+namespace {
+
+// A field's whole life on an odd, periodic grid: scattered, exchanged (whole, split in start and
+// finish, staged), gathered.
+void field_life(const DeviceSet& gpus, std::size_t halo) {
+  const cush::Extent3 e{37, 29, 23};
+  cush::GridOptions options;
+  options.periodic = {true, false, true};
+  options.halo = halo;
+  const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  std::vector<double> out(host.size());
+  cush::Field<double> f(gpus, e, 3, options);
+  f.scatter(host.data());
+  f.exchange();
+  f.exchange_start();
+  f.exchange_finish();
+  f.set_halo_transport(cush::HaloTransport::staged);
+  f.exchange();
+  f.gather(out.data());
+  f.wait();
+  require_equal(out, host, "field");
+}
+
+}  // namespace
+
+TEST(Faults, FieldLife) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  walk("field, halo 1", [&] { field_life(gpus, 1); });
+  walk("field, halo 2", [&] { field_life(gpus, 2); });
+}
+
+// A field that outlives failed exchanges: afterwards its ghosts are filled as before.
+TEST(Faults, FieldSurvivesFailedExchanges) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  const cush::Extent3 e{31, 17, 41};
+  cush::GridOptions options;
+  options.periodic = {true, true, true};
+  cush::Field<float> f(gpus, e, 3, options);
+  const std::vector<double> values = random_doubles(e[0] * e[1] * e[2]);
+  const std::vector<float> host(values.begin(), values.end());
+  const auto exchange = [&] {
+    std::vector<float> out(host.size());
+    f.scatter(host.data());
+    f.exchange();
+    f.gather(out.data());
+    f.wait();
+    require_equal(out, host, "field round trip");
+  };
+  walk("field exchange", exchange, exchange);
+}

@@ -1,0 +1,53 @@
+#pragma once
+// Fault injection walks (docs/reliability.md, "Injected faults"): every checked CUDA, NCCL,
+// cuBLAS and cuFFT call that a scenario makes is made to fail once, and each failure is checked.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace cush_test {
+
+/// What a walk did.
+struct FaultWalk {
+  std::size_t calls = 0;  ///< checked calls of one run of the scenario: each was failed once
+  std::size_t sites = 0;  ///< distinct places in the source among them
+};
+
+/// Runs `action` once as it is (loading kernels, filling caches), once counting its checked
+/// calls, then once per call k with call k failing. After each failing run it checks, with
+/// gtest failures naming `name`, k and the call:
+/// - `action` threw a cush::Error of the call's kind (CudaError or, for allocations,
+///   OutOfMemory; NcclError; cush::Error for cuBLAS and cuFFT) whose message names the call;
+/// - `recheck()` (if given) passes: objects that outlived the failure still work (it runs
+///   without faults and should compare results with a reference);
+/// - every GPU's free memory is what it was before the walk, after synchronizing and trimming
+///   the memory pools (left to the tool's leak check under compute-sanitizer).
+/// With CUSH_FAULT_SITES naming a folder, the sites failed are added to
+/// <folder>/covered-<pid>.txt (scripts/fault_sites.sh). Prints the counts; a scenario without
+/// checked calls is a failure.
+FaultWalk walk_faults(const std::string& name, const std::function<void()>& action,
+                      const std::function<void()>& recheck = {});
+
+/// For a walk's action: keeps the first result it is shown and throws std::logic_error (not a
+/// cush error, so the walk reports it) when a later one is not `same` as it.
+template <class T>
+class SameAsFirst {
+ public:
+  explicit SameAsFirst(std::string what, std::function<bool(const T&, const T&)> same = std::equal_to<T>{})
+      : what_(std::move(what)), same_(std::move(same)) {}
+  void operator()(const T& result) {
+    if (!first_) first_ = result;
+    else if (!same_(result, *first_)) throw std::logic_error(what_ + ": the result differs from the first run's");
+  }
+
+ private:
+  std::string what_;
+  std::function<bool(const T&, const T&)> same_;
+  std::optional<T> first_;
+};
+
+}  // namespace cush_test
