@@ -35,7 +35,11 @@ if [[ "$steps" == *" reached "* ]]; then
     (cd "$build" && CUSH_VIRTUAL_GPUS=$(virtual_for "$n") CUSH_FAULT_SITES="$OUT/reached" \
        timeout 900 ctest -L gpu -E "$walks" -j 4 --timeout 300) >"$log" 2>&1
     note "reached, $n GPU(s): rc $?, $(grep -E 'tests passed' "$log") ($(elapsed))"
+    grep -E '\(Failed\)|\(Timeout\)' "$log" | head -20 | tee -a "$summary"
   done
+  # One list instead of a file per test process.
+  cat "$OUT"/reached/sites-*.txt 2>/dev/null | sort -u >"$OUT/reached_sites.txt"
+  rm -rf "$OUT/reached"
 fi
 
 if [[ "$steps" == *" walks "* ]]; then
@@ -48,12 +52,12 @@ if [[ "$steps" == *" walks "* ]]; then
     grep -oE '\[ faults   \] .*' "$log" | sed 's/^/   /' | tee -a "$summary"
     grep -E '\(Failed\)|\(Timeout\)' "$log" | head -20 | tee -a "$summary"
   done
+  cat "$OUT"/covered/covered-*.txt 2>/dev/null | sort -u >"$OUT/covered_sites.txt"
+  rm -rf "$OUT/covered"
 fi
 
 if [[ "$steps" == *" compare "* ]]; then
   library='^(libcush|include)/'
-  cat "$OUT"/reached/sites-*.txt 2>/dev/null | sort -u >"$OUT/reached_sites.txt"
-  cat "$OUT"/covered/covered-*.txt 2>/dev/null | sort -u >"$OUT/covered_sites.txt"
   grep -E "$library" "$OUT/reached_sites.txt" >"$OUT/reached_library.txt"
   comm -23 "$OUT/reached_library.txt" "$OUT/covered_sites.txt" >"$OUT/uncovered_library.txt"
   note "sites: the suite reaches $(wc -l <"$OUT/reached_sites.txt") ($(wc -l <"$OUT/reached_library.txt") in the library);" \

@@ -98,6 +98,15 @@ extern std::atomic<bool> faults_armed;
 /// The error an injected failure of `call` returns: cudaErrorMemoryAllocation for allocations,
 /// cudaErrorUnknown for anything else.
 [[nodiscard]] cudaError_t injected_cuda_error(const char* call) noexcept;
+/// True for the calls whose injected failure comes after the call is made: synchronizations,
+/// which fail for real only when the work they wait for failed (and then nothing runs on).
+[[nodiscard]] bool fails_after_the_call(const char* call) noexcept;
+/// An injected failure of `call`: made first if fails_after_the_call, then the error.
+template <class Call>
+cudaError_t injected_failure(const char* call, Call&& make) {
+  if (fails_after_the_call(call)) (void)make();
+  return injected_cuda_error(call);
+}
 }  // namespace detail
 
 }  // namespace cush
@@ -111,7 +120,7 @@ extern std::atomic<bool> faults_armed;
 /// Makes a CUDA runtime call and yields its cudaError_t, or the injected error without making it.
 #define CUSH_CUDA_CALL(call) CUSH_CUDA_CALL_SPELLED_(call, #call)
 #define CUSH_CUDA_CALL_SPELLED_(call, text) \
-  (CUSH_FAULT_POINT(text) ? ::cush::detail::injected_cuda_error(text) : (call))
+  (CUSH_FAULT_POINT(text) ? ::cush::detail::injected_failure((text), [&] { return (call); }) : (call))
 
 /// Evaluates a CUDA runtime call once; throws cush::CudaError naming the call if it fails.
 #define CUSH_CUDA_CHECK(call)                                                           \

@@ -1,6 +1,8 @@
 #include "core/cuda_devices.hpp"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include "core/device_map.hpp"
 #include "cush/device_guard.hpp"
@@ -65,6 +67,24 @@ int current_physical_device_or_none() noexcept {
 }
 
 void restore_physical_device(int physical) noexcept { CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(physical)); }
+
+void finish_devices(std::span<const int> logical) noexcept {
+  const int previous = current_physical_device_or_none();
+  std::vector<int> done;
+  for (int id : logical) {
+    int physical = -1;
+    try {
+      physical = physical_id(id);
+    } catch (...) {
+      continue;
+    }
+    if (std::find(done.begin(), done.end(), physical) != done.end()) continue;
+    done.push_back(physical);
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(physical));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
+  }
+  if (previous >= 0) restore_physical_device(previous);
+}
 
 int current_device_attribute(cudaDeviceAttr attribute) {
   int value = 0;

@@ -33,6 +33,10 @@ void restore_physical_device(int physical) noexcept;
 [[nodiscard]] int current_device_attribute(cudaDeviceAttr attribute);
 /// Makes the physical device of `logical` current.
 void set_current_device(int logical);
+/// After an operation failed half-enqueued: waits until every device of `logical` has finished
+/// all its work, so that nothing the operation enqueued still reads or writes the caller's
+/// buffers or leaves its plans' streams out of order. Reports failures on stderr.
+void finish_devices(std::span<const int> logical) noexcept;
 
 [[nodiscard]] cudaDeviceProp device_properties(int logical);
 [[nodiscard]] int device_attribute(cudaDeviceAttr attribute, int logical);

@@ -82,6 +82,8 @@ cudaError_t injected_cuda_error(const char* call) noexcept {
   return cudaErrorUnknown;
 }
 
+bool fails_after_the_call(const char* call) noexcept { return std::strstr(call, "Synchronize(") != nullptr; }
+
 namespace faults {
 
 std::string Site::str() const {

@@ -149,7 +149,13 @@ void FieldEngine::exchange_start(std::span<void* const> data, std::span<const cu
 void FieldEngine::exchange_finish(std::span<const cudaStream_t> blocks) {
   if (!in_flight_)
     throw InvalidArgument("cush::Field::exchange_finish", "this", "no exchange is in flight: call exchange_start() first");
-  enqueue(schedule_.finish, {}, blocks);
+  try {
+    enqueue(schedule_.finish, {}, blocks);
+  } catch (...) {
+    drain(blocks);
+    in_flight_ = false;
+    throw;
+  }
   in_flight_ = false;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/cuda_devices.hpp"
 #include "core/stream_idle.hpp"
 #include "host/staging.hpp"
 #include "cush/device_guard.hpp"
@@ -91,7 +92,9 @@ std::string describe(const Transfer& t, std::size_t es) {
 
 }  // namespace
 
-void execute(const TransferList& list, const ExecutionContext& ctx) {
+namespace {
+
+void enqueue(const TransferList& list, const ExecutionContext& ctx) {
   const std::size_t p = ctx.device_ids.size();
   const std::size_t es = ctx.element_size;
   const HostTransferOptions options = host_transfer_options();
@@ -194,6 +197,19 @@ void execute(const TransferList& list, const ExecutionContext& ctx) {
       DeviceGuard guard(ctx.device_ids[k]);
       CUSH_CUDA_CHECK(cudaStreamWaitEvent(ctx.streams[k], end, 0));
     }
+  }
+}
+
+}  // namespace
+
+void execute(const TransferList& list, const ExecutionContext& ctx) {
+  try {
+    enqueue(list, ctx);
+  } catch (...) {
+    // Half enqueued: the copies and the staging lanes' host functions that did start would
+    // still read or write the caller's host buffer after the exception reached it.
+    finish_devices(ctx.device_ids);
+    throw;
   }
 }
 

@@ -80,7 +80,8 @@ void PlanBase::allocate(DeviceSet devices, const Distribution& distribution, Lay
     try {
       impl->buffers.emplace_back(impl->devices[pos], needed);
     } catch (const OutOfMemory& e) {
-      throw OutOfMemory(where, e.device(), e.needed(), e.available());  // named as the plan's
+      // Named as the plan's, and the call that failed.
+      throw OutOfMemory(std::string(where) + ": cudaMalloc", e.device(), e.needed(), e.available());
     }
     impl->data.push_back(impl->buffers.back().data());
     detail::prepare_transports(impl->devices[pos]);

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "core/cuda_devices.hpp"
 #include "cush/error.hpp"
 #include "host/plan_impl.hpp"
 #include "ops/device_transfers.hpp"
@@ -65,9 +66,17 @@ std::vector<std::pair<int, int>> links_used(const TransferList& list, const Impl
 // Runs `op` on the transport chosen for it, on the two plans' streams.
 void run(const Operation& op, std::size_t bytes, const CommOptions& options, const char* where) {
   const TransportBackend& transport = choose_backend(op, bytes, options, where);
-  OpStreams streams(op.src, op.dst);
-  transport.enqueue(op, streams);
-  streams.finish();
+  try {
+    OpStreams streams(op.src, op.dst);
+    transport.enqueue(op, streams);
+    streams.finish();
+  } catch (...) {
+    // Half enqueued: the plans' streams would not be ordered after what did start.
+    std::vector<int> devices(op.src.ids.begin(), op.src.ids.end());
+    devices.insert(devices.end(), op.dst.ids.begin(), op.dst.ids.end());
+    finish_devices(devices);
+    throw;
+  }
 }
 
 // An operation from `src` to `dst` whose list is `list` (made at once: its links are needed).

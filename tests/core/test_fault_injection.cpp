@@ -87,6 +87,21 @@ TEST(FaultInjection, AllocationsFailAsOutOfMemoryAndOtherCallsAsUnknownErrors) {
   EXPECT_EQ(cush::detail::injected_cuda_error("cudaStreamCreateWithFlags(&s, 0)"), cudaErrorUnknown);
 }
 
+// A synchronization's injected failure comes after it was made (a real one means the work
+// failed, and nothing of it runs on); any other call is not made.
+TEST(FaultInjection, SynchronizationsFailAfterTheCall) {
+  EXPECT_TRUE(cush::detail::fails_after_the_call("cudaStreamSynchronize(stream_)"));
+  EXPECT_TRUE(cush::detail::fails_after_the_call("cudaDeviceSynchronize()"));
+  EXPECT_FALSE(cush::detail::fails_after_the_call("cudaStreamQuery(stream)"));
+  std::atomic<int> made = 0;
+  faults::Armed armed(0);
+  EXPECT_EQ(cush::detail::injected_failure("cudaStreamSynchronize(s)", [&] { return pretend_call(made); }), cudaErrorUnknown);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(cush::detail::injected_failure("cudaMemcpyAsync(d, s, n, k, st)", [&] { return pretend_call(made); }),
+            cudaErrorUnknown);
+  EXPECT_EQ(made, 1);
+}
+
 // Calls from several threads share one count: exactly one of them fails.
 TEST(FaultInjection, OneCountAcrossThreads) {
   std::atomic<int> made = 0, thrown = 0;

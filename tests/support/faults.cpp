@@ -21,7 +21,9 @@ namespace faults = cush::detail::faults;
 
 // Free memory of every GPU once its work has finished and its default memory pool has given back
 // what it caches (cudaFreeAsync keeps memory in the pool).
-std::vector<std::size_t> free_memory_of_every_gpu() {
+}  // namespace
+
+std::vector<std::size_t> gpu_free_memory() {
   int count = 0, current = 0;
   EXPECT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   EXPECT_EQ(cudaGetDevice(&current), cudaSuccess);
@@ -38,6 +40,8 @@ std::vector<std::size_t> free_memory_of_every_gpu() {
   EXPECT_EQ(cudaSetDevice(current), cudaSuccess);
   return free;
 }
+
+namespace {
 
 // The function a call text calls: "cudaMemcpyAsync(dst, ...)" -> "cudaMemcpyAsync".
 std::string function_of(const std::string& call) {
@@ -69,6 +73,54 @@ void add_covered(const std::set<faults::Site>& sites) {
   std::fclose(f);
 }
 
+struct Outcome {
+  std::optional<std::string> message;  // what the run threw, if a cush::Error
+  std::string problem;                 // a wrong kind of error, or a non-cush exception
+  faults::Record record;
+};
+
+// Runs `action` with its checked call k failing.
+Outcome fail_once(const std::function<void()>& action, std::size_t k) {
+  Outcome o;
+  faults::Armed armed(k);
+  try {
+    action();
+  } catch (const cush::Error& e) {
+    o.message = e.what();
+    o.record = armed.disarm();
+    if (o.record.failed) o.problem = wrong_kind(o.record.failed->call, e);
+    return o;
+  } catch (const std::exception& e) {
+    o.problem = std::string("threw a non-cush exception: ") + e.what();
+  }
+  o.record = armed.disarm();
+  return o;
+}
+
+// Compares every GPU's free memory with `level`. Memory that a failure left allocated is either
+// held by an object that outlived it (it stays at the new level when the same failure is
+// repeated, and the caller checks the object's destruction) or leaked (it grows again): the
+// first is noted and becomes the new level, the second is a test failure.
+void check_memory(std::vector<std::size_t>& level, const std::string& at, const std::function<void()>& again) {
+  std::vector<std::size_t> after = gpu_free_memory();
+  if (after == level) return;
+  again();
+  again();
+  const std::vector<std::size_t> repeated = gpu_free_memory();
+  for (std::size_t d = 0; d < after.size(); ++d) {
+    const long long taken = static_cast<long long>(level[d]) - static_cast<long long>(after[d]);
+    if (taken == 0) continue;
+    if (repeated[d] != after[d])
+      ADD_FAILURE() << at << ": GPU " << d << " leaks " << taken << " bytes, and "
+                    << static_cast<long long>(after[d]) - static_cast<long long>(repeated[d])
+                    << " more when the failure is repeated twice";
+    else
+      std::printf("[ faults   ] %s: GPU %zu keeps %lld bytes more (not again when repeated: held by a live object)\n",
+                  at.c_str(), d, taken);
+  }
+  level = repeated;
+}
+
 }  // namespace
 
 FaultWalk walk_faults(const std::string& name, const std::function<void()>& action,
@@ -76,7 +128,7 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
   action();
   if (recheck) recheck();
   const bool measure = !under_cuda_tool();  // the tool's own allocations move free memory
-  const std::vector<std::size_t> before = measure ? free_memory_of_every_gpu() : std::vector<std::size_t>{};
+  const std::vector<std::size_t> before = measure ? gpu_free_memory() : std::vector<std::size_t>{};
 
   FaultWalk walk;
   {
@@ -85,36 +137,25 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
     walk.calls = counting.disarm().calls;
   }
   std::set<faults::Site> failed_sites;
+  std::vector<std::size_t> level = before;  // free memory the objects that outlive a run may keep
+  std::size_t not_reached = 0;
   for (std::size_t k = 0; k < walk.calls; ++k) {
-    std::optional<std::string> message;  // what the run threw, if a cush::Error
-    std::string problem;
-    faults::Record record;
-    {
-      faults::Armed armed(k);
-      try {
-        action();
-      } catch (const cush::Error& e) {
-        message = e.what();
-        record = armed.disarm();
-        if (record.failed) problem = wrong_kind(record.failed->call, e);
-      } catch (const std::exception& e) {
-        problem = std::string("threw a non-cush exception: ") + e.what();
-      }
-      if (!message) record = armed.disarm();
-    }
     const std::string at = name + ", call " + std::to_string(k) + " of " + std::to_string(walk.calls) + ": ";
-    if (!record.failed) {
-      ADD_FAILURE() << at << "the run made only " << record.calls << " checked calls";
+    const Outcome o = fail_once(action, k);
+    if (!o.record.failed) {
+      // The run took another path (a stream found idle or busy) and made fewer calls.
+      if (o.message || !o.problem.empty()) ADD_FAILURE() << at << "not reached, yet the run failed: " << o.problem;
+      ++not_reached;
       continue;
     }
-    const std::string call = record.failed->str();
-    failed_sites.insert(*record.failed);
-    EXPECT_TRUE(problem.empty()) << at << call << ": " << problem;
-    if (!message) {
-      if (problem.empty()) ADD_FAILURE() << at << call << " failed, and the run did not throw";
+    const std::string call = o.record.failed->str();
+    failed_sites.insert(*o.record.failed);
+    EXPECT_TRUE(o.problem.empty()) << at << call << ": " << o.problem;
+    if (!o.message) {
+      if (o.problem.empty()) ADD_FAILURE() << at << call << " failed, and the run did not throw";
     } else {
-      EXPECT_NE(message->find(function_of(record.failed->call)), std::string::npos)
-          << at << call << ": the error does not name the call: " << *message;
+      EXPECT_NE(o.message->find(function_of(o.record.failed->call)), std::string::npos)
+          << at << call << ": the error does not name the call: " << *o.message;
     }
     if (recheck) {
       try {
@@ -123,15 +164,17 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
         ADD_FAILURE() << at << call << ": afterwards the objects fail: " << e.what();
       }
     }
-    if (measure) {
-      const std::vector<std::size_t> after = free_memory_of_every_gpu();
-      for (std::size_t d = 0; d < after.size(); ++d)
-        EXPECT_EQ(after[d], before[d]) << at << call << ": GPU " << d << " leaks "
-                                       << static_cast<long long>(before[d]) - static_cast<long long>(after[d]) << " bytes";
-    }
+    if (measure) check_memory(level, at + call, [&] {
+      (void)fail_once(action, k);
+      if (recheck) recheck();
+    });
     if (::testing::Test::HasFatalFailure()) break;
   }
+  if (not_reached > 0)
+    std::printf("[ faults   ] %s: %zu of the %zu calls were not reached in their run (another path)\n", name.c_str(),
+                not_reached, walk.calls);
   walk.sites = failed_sites.size();
+  for (std::size_t d = 0; d < level.size(); ++d) walk.kept += static_cast<long long>(before[d]) - static_cast<long long>(level[d]);
   add_covered(failed_sites);
   std::printf("[ faults   ] %s: %zu calls failed in turn, at %zu sites\n", name.c_str(), walk.calls, walk.sites);
   EXPECT_GT(walk.calls, 0u) << name << ": no checked call";

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace cush_test {
 
@@ -15,7 +16,11 @@ namespace cush_test {
 struct FaultWalk {
   std::size_t calls = 0;  ///< checked calls of one run of the scenario: each was failed once
   std::size_t sites = 0;  ///< distinct places in the source among them
+  long long kept = 0;     ///< bytes of GPU memory that outliving objects hold after the walk
 };
+
+/// Free memory of every GPU, after synchronizing it and trimming its default memory pool.
+std::vector<std::size_t> gpu_free_memory();
 
 /// Runs `action` once as it is (loading kernels, filling caches), once counting its checked
 /// calls, then once per call k with call k failing. After each failing run it checks, with
@@ -25,7 +30,10 @@ struct FaultWalk {
 /// - `recheck()` (if given) passes: objects that outlived the failure still work (it runs
 ///   without faults and should compare results with a reference);
 /// - every GPU's free memory is what it was before the walk, after synchronizing and trimming
-///   the memory pools (left to the tool's leak check under compute-sanitizer).
+///   the memory pools (left to the tool's leak check under compute-sanitizer). Memory that does
+///   not grow again when the same failure is repeated twice is held by an object that outlived
+///   it: noted, and counted in `kept` (the caller checks that destroying its objects frees it);
+///   memory that grows again is a leak, and a test failure.
 /// With CUSH_FAULT_SITES naming a folder, the sites failed are added to
 /// <folder>/covered-<pid>.txt (scripts/fault_sites.sh). Prints the counts; a scenario without
 /// checked calls is a failure.
