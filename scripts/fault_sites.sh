@@ -22,7 +22,7 @@ summary="$OUT/fault_summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 steps=" ${*:-reached walks compare} "
-walks='Faults\.|CushVariantFailsCleanly'
+walks='Faults\.|CushVariantFailsCleanly|Misuse\.'
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 ))s; }
 # CUSH_VIRTUAL_GPUS for a count: empty for the real GPU.

@@ -62,8 +62,10 @@ class FieldBase {
   /// Waits for the blocks' streams and the exchange, then frees the buffers.
   ~FieldBase();
 
-  [[nodiscard]] const Decomposition& grid() const noexcept;
-  [[nodiscard]] const DeviceSet& devices() const noexcept;
+  /// A moved-from field may be destroyed, assigned to, asked components() (0), done() (true)
+  /// and waited for (it returns at once); anything else throws InvalidArgument ("this").
+  [[nodiscard]] const Decomposition& grid() const;
+  [[nodiscard]] const DeviceSet& devices() const;
   /// Values per cell, each stored as a separate array (SoA; see Block).
   [[nodiscard]] std::size_t components() const noexcept;
   /// Elements from one component of the block at `pos` to the next (Block::component_stride()).
@@ -95,7 +97,7 @@ class FieldBase {
   /// model's). Setting it to another transport waits for all work on the blocks' streams (like
   /// wait()); throws InvalidArgument while an exchange is in flight.
   void set_halo_transport(HaloTransport transport);
-  [[nodiscard]] HaloTransport halo_transport() const noexcept;
+  [[nodiscard]] HaloTransport halo_transport() const;
   /// Diagnostics: the slab count of each message the exchange pipelines (a strided face packed
   /// into the peer and unpacked slab by slab while later slabs cross the link), in phase order;
   /// empty when no face reaches the threshold (docs/grid.md, "Pipelined faces").

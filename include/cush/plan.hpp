@@ -39,10 +39,12 @@ class PlanBase {
   /// Waits for the plan's work, then frees its device buffers and streams.
   ~PlanBase();
 
-  [[nodiscard]] const DeviceSet& devices() const noexcept;
-  [[nodiscard]] const Distribution& distribution() const noexcept;
-  [[nodiscard]] const Layout& layout() const noexcept;
-  /// Elements in the host extent.
+  /// A moved-from plan may be destroyed, assigned to, asked size() (0), done() (true) and
+  /// waited for (it returns at once); anything else throws InvalidArgument ("this").
+  [[nodiscard]] const DeviceSet& devices() const;
+  [[nodiscard]] const Distribution& distribution() const;
+  [[nodiscard]] const Layout& layout() const;
+  /// Elements in the host extent (0 for a moved-from plan).
   [[nodiscard]] std::size_t size() const noexcept;
   /// The plan's stream on the device at position `pos` of the set.
   [[nodiscard]] cudaStream_t stream(std::size_t pos) const;

@@ -190,45 +190,64 @@ FieldBase::FieldBase(FieldBase&&) noexcept = default;
 FieldBase& FieldBase::operator=(FieldBase&&) noexcept = default;
 FieldBase::~FieldBase() = default;
 
-const Decomposition& FieldBase::grid() const noexcept { return impl_->grid; }
+namespace {
+// A moved-from field may be destroyed, assigned to, asked components() (0), done() (true) and
+// waited for (it returns at once); anything else is an InvalidArgument.
+template <class Impl>
+Impl* live(const std::unique_ptr<Impl>& impl) {
+  if (!impl) throw InvalidArgument("cush::Field", "this", "the field was moved from");
+  return impl.get();
+}
+}  // namespace
 
-const DeviceSet& FieldBase::devices() const noexcept { return impl_->devices; }
+const Decomposition& FieldBase::grid() const { return live(impl_)->grid; }
 
-cudaStream_t FieldBase::stream(std::size_t pos) const { return impl_->handles.at(pos); }
+const DeviceSet& FieldBase::devices() const { return live(impl_)->devices; }
 
-void* FieldBase::block_data(std::size_t pos) const { return impl_->data.at(pos); }
+cudaStream_t FieldBase::stream(std::size_t pos) const { return live(impl_)->handles.at(pos); }
 
-HaloTransport FieldBase::halo_transport() const noexcept { return impl_->transport; }
+void* FieldBase::block_data(std::size_t pos) const { return live(impl_)->data.at(pos); }
 
-std::size_t FieldBase::components() const noexcept { return impl_->components; }
+HaloTransport FieldBase::halo_transport() const { return live(impl_)->transport; }
 
-std::size_t FieldBase::component_stride(std::size_t pos) const { return impl_->strides.at(pos); }
+std::size_t FieldBase::components() const noexcept { return impl_ ? impl_->components : 0; }
 
-void FieldBase::exchange_start() { impl_->start(*impl_->engine); }
+std::size_t FieldBase::component_stride(std::size_t pos) const { return live(impl_)->strides.at(pos); }
 
-void FieldBase::exchange_start(const HaloComponents& which) { impl_->start(impl_->engine_for(which)); }
+void FieldBase::exchange_start() {
+  Impl& f = *live(impl_);
+  f.start(*f.engine);
+}
+
+void FieldBase::exchange_start(const HaloComponents& which) {
+  Impl& f = *live(impl_);
+  f.start(f.engine_for(which));
+}
 
 void FieldBase::exchange_finish() {
-  if (impl_->in_flight == nullptr)
+  Impl& f = *live(impl_);
+  if (f.in_flight == nullptr)
     throw InvalidArgument("cush::Field::exchange_finish", "this", "no exchange is in flight: call exchange_start() first");
-  impl_->in_flight->exchange_finish(impl_->handles);
-  impl_->in_flight = nullptr;
+  f.in_flight->exchange_finish(f.handles);
+  f.in_flight = nullptr;
 }
 
 void FieldBase::exchange() {
-  impl_->check_idle("cush::Field::exchange");
-  impl_->engine->exchange(impl_->data, impl_->handles);
+  Impl& f = *live(impl_);
+  f.check_idle("cush::Field::exchange");
+  f.engine->exchange(f.data, f.handles);
 }
 
 void FieldBase::exchange(const HaloComponents& which) {
-  impl_->check_idle("cush::Field::exchange");
-  impl_->engine_for(which).exchange(impl_->data, impl_->handles);
+  Impl& f = *live(impl_);
+  f.check_idle("cush::Field::exchange");
+  f.engine_for(which).exchange(f.data, f.handles);
 }
 
-std::vector<std::size_t> FieldBase::pipelined_slabs() const { return impl_->engine->pipelined_slabs(); }
+std::vector<std::size_t> FieldBase::pipelined_slabs() const { return live(impl_)->engine->pipelined_slabs(); }
 
 void FieldBase::set_halo_transport(HaloTransport transport) {
-  Impl& f = *impl_;
+  Impl& f = *live(impl_);
   f.check_idle("cush::Field::set_halo_transport");
   if (transport == f.transport) return;
   // The new engine first (it may fail to allocate). exchange() runs on the blocks' streams, so
@@ -250,6 +269,7 @@ void FieldBase::set_halo_transport(HaloTransport transport) {
 
 void FieldBase::wait() const {
   // Synchronize every device even if one failed, then report the first failure (as Plan does).
+  if (!impl_) return;
   std::exception_ptr first;
   for (std::size_t pos = 0; pos < impl_->handles.size(); ++pos) {
     try {
@@ -262,6 +282,7 @@ void FieldBase::wait() const {
 }
 
 bool FieldBase::done() const {
+  if (!impl_) return true;
   for (std::size_t pos = 0; pos < impl_->handles.size(); ++pos) {
     if (!detail::stream_idle(impl_->handles[pos], "block stream", impl_->devices[pos])) return false;
   }
@@ -271,15 +292,17 @@ bool FieldBase::done() const {
 }
 
 void FieldBase::scatter_bytes(const void* host) {
+  Impl& f = *live(impl_);
   if (host == nullptr) throw InvalidArgument("cush::Field::scatter", "host", "is null");
-  for (std::size_t k = 0; k < impl_->grid.size(); ++k)
-    for (std::size_t c = 0; c < impl_->components; ++c) impl_->copy_block(k, const_cast<void*>(host), true, c);
+  for (std::size_t k = 0; k < f.grid.size(); ++k)
+    for (std::size_t c = 0; c < f.components; ++c) f.copy_block(k, const_cast<void*>(host), true, c);
 }
 
 void FieldBase::gather_bytes(void* host) {
+  Impl& f = *live(impl_);
   if (host == nullptr) throw InvalidArgument("cush::Field::gather", "host", "is null");
-  for (std::size_t k = 0; k < impl_->grid.size(); ++k)
-    for (std::size_t c = 0; c < impl_->components; ++c) impl_->copy_block(k, host, false, c);
+  for (std::size_t k = 0; k < f.grid.size(); ++k)
+    for (std::size_t c = 0; c < f.components; ++c) f.copy_block(k, host, false, c);
 }
 
 }  // namespace cush

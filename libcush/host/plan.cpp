@@ -93,14 +93,25 @@ PlanBase::PlanBase(PlanBase&&) noexcept = default;
 PlanBase& PlanBase::operator=(PlanBase&&) noexcept = default;
 PlanBase::~PlanBase() = default;
 
-const DeviceSet& PlanBase::devices() const noexcept { return impl_->devices; }
-const Distribution& PlanBase::distribution() const noexcept { return impl_->distribution; }
-const Layout& PlanBase::layout() const noexcept { return impl_->layout; }
-std::size_t PlanBase::size() const noexcept { return impl_->layout.size(); }
-cudaStream_t PlanBase::stream(std::size_t pos) const { return impl_->stream_handles.at(pos); }
-void* PlanBase::device_data(std::size_t pos) const { return impl_->data.at(pos); }
+namespace {
+// A moved-from plan may be destroyed, assigned to, asked size() (0), done() (true) and wait()ed
+// for (nothing to wait for); anything else is an InvalidArgument.
+template <class Impl>
+Impl& live(const std::unique_ptr<Impl>& impl, const char* where) {
+  if (!impl) throw InvalidArgument(where, "this", "the plan was moved from");
+  return *impl;
+}
+}  // namespace
+
+const DeviceSet& PlanBase::devices() const { return live(impl_, "cush::Plan::devices").devices; }
+const Distribution& PlanBase::distribution() const { return live(impl_, "cush::Plan::distribution").distribution; }
+const Layout& PlanBase::layout() const { return live(impl_, "cush::Plan::layout").layout; }
+std::size_t PlanBase::size() const noexcept { return impl_ ? impl_->layout.size() : 0; }
+cudaStream_t PlanBase::stream(std::size_t pos) const { return live(impl_, "cush::Plan::stream").stream_handles.at(pos); }
+void* PlanBase::device_data(std::size_t pos) const { return live(impl_, "cush::Plan::segment").data.at(pos); }
 
 void PlanBase::wait() const {
+  if (!impl_) return;
   // Synchronize every device even if one failed, then report the first failure.
   std::exception_ptr first;
   for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos) {
@@ -114,6 +125,7 @@ void PlanBase::wait() const {
 }
 
 bool PlanBase::done() const {
+  if (!impl_) return true;
   for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos) {
     if (!detail::stream_idle(impl_->stream_handles[pos], "plan stream", impl_->devices[pos])) return false;
   }
@@ -121,8 +133,8 @@ bool PlanBase::done() const {
 }
 
 void PlanBase::after(const PlanBase& other) {
-  Impl& mine = *impl_;
-  Impl& theirs = *other.impl_;
+  Impl& mine = live(impl_, "cush::Plan::after");
+  Impl& theirs = live(other.impl_, "cush::Plan::after");
   for (std::size_t pos = 0; pos < mine.devices.size(); ++pos) {
     const int id = mine.devices[pos];
     for (std::size_t q = 0; q < theirs.devices.size(); ++q) {
@@ -145,13 +157,15 @@ void PlanBase::check_part(std::size_t first, std::size_t count, const char* wher
 }
 
 namespace {
-void check_host(const void* host, const char* where) {
+template <class Impl>
+void check_host(const std::unique_ptr<Impl>& impl, const void* host, const char* where) {
+  (void)live(impl, where);
   if (host == nullptr) throw InvalidArgument(where, "host", "null pointer");
 }
 }  // namespace
 
 void PlanBase::scatter_bytes(const void* host, Range part, const char* where) {
-  check_host(host, where);
+  check_host(impl_, host, where);
   if (impl_->layout.is_replicated()) {
     broadcast_bytes(host, part, where);
     return;
@@ -160,16 +174,16 @@ void PlanBase::scatter_bytes(const void* host, Range part, const char* where) {
 }
 
 void PlanBase::gather_bytes(void* host, Range part, const char* where) {
-  check_host(host, where);
+  check_host(impl_, host, where);
   detail::execute(gather_transfers(impl_->layout, part), impl_->context(nullptr, host));
 }
 
 Range PlanBase::slice_range(std::size_t pos, Slice s) const {
-  return impl_->layout.slice(pos, s, impl_->distribution.granularity());
+  return live(impl_, "cush::Plan::segment").layout.slice(pos, s, impl_->distribution.granularity());
 }
 
 void PlanBase::scatter_slice_bytes(const void* host, Slice s, const char* where) {
-  check_host(host, where);
+  check_host(impl_, host, where);
   detail::check_slice(s, where);
   const std::size_t granularity = impl_->distribution.granularity();
   if (impl_->layout.is_replicated()) {
@@ -181,14 +195,14 @@ void PlanBase::scatter_slice_bytes(const void* host, Slice s, const char* where)
 }
 
 void PlanBase::gather_slice_bytes(void* host, Slice s, const char* where) {
-  check_host(host, where);
+  check_host(impl_, host, where);
   detail::check_slice(s, where);
   detail::execute(gather_transfers(impl_->layout, s, impl_->distribution.granularity()),
                   impl_->context(nullptr, host));
 }
 
 void PlanBase::broadcast_bytes(const void* host, Range part, const char* where) {
-  check_host(host, where);
+  check_host(impl_, host, where);
   if (!impl_->layout.is_replicated())
     throw InvalidArgument(where, "plan",
                           "a broadcast needs every device to hold the whole extent: create the plan with "
@@ -206,7 +220,7 @@ void PlanBase::broadcast_bytes(const void* host, Range part, const char* where) 
 }
 
 void PlanBase::pin_host_bytes(const void* host, std::size_t bytes) {
-  check_host(host, "cush::Plan::pin_host");
+  check_host(impl_, host, "cush::Plan::pin_host");
   impl_->pinned_hosts.emplace_back(host, bytes);
 }
 

@@ -11,6 +11,7 @@
 #include "ops/op_streams.hpp"
 #include "transports/resources.hpp"
 #include "cush/device_buffer.hpp"
+#include "cush/error.hpp"
 #include "cush/host_memory.hpp"
 #include "cush/plan.hpp"
 #include "cush/stream.hpp"
@@ -70,7 +71,10 @@ namespace detail {
 /// The way in for the GPU<->GPU operations.
 struct PlanAccess {
   using Impl = PlanBase::Impl;
-  static PlanBase::Impl& impl(const PlanBase& plan) { return *plan.impl_; }
+  static PlanBase::Impl& impl(const PlanBase& plan) {
+    if (!plan.impl_) throw InvalidArgument("cush", "plan", "was moved from");
+    return *plan.impl_;
+  }
 };
 }  // namespace detail
 

@@ -1,0 +1,146 @@
+// Misuse (docs/reliability.md, "Misuse"): what cush does when plans and fields are destroyed with
+// work in flight, used after a move, or driven from several threads. Each case is a clear error
+// or a documented behaviour, never a crash or a hang. (An exchange started twice is an
+// InvalidArgument: tests/grid/test_field_gpu.cpp, Field.MisuseIsRejected.)
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "support/gpu.hpp"
+#include "support/kernels.hpp"
+#include "support/random.hpp"
+
+namespace {
+
+using cush::DeviceSet;
+using cush::InvalidArgument;
+using cush::Plan;
+
+std::vector<double> random_doubles(std::size_t n) {
+  std::vector<double> v(n);
+  cush_test::fill_random<double>(v);
+  return v;
+}
+
+}  // namespace
+
+// The destructor finishes the plan's work first: a gather enqueued behind a 100 ms kernel has
+// landed in the host buffer when the plan is gone, though nobody called wait().
+TEST(Misuse, DestroyingAPlanWithWorkInFlightFinishesTheWork) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  const std::vector<double> host = random_doubles(100'003);
+  std::vector<double> out(host.size(), 0.0);
+  {
+    Plan<double> plan(gpus, host.size());
+    plan.scatter(host.data());
+    {
+      const cush::DeviceGuard guard(gpus[0]);
+      cush_test::spin(plan.stream(0), 100);
+    }
+    plan.gather(out.data());
+  }
+  EXPECT_EQ(out, host);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// The same for a field with an exchange in flight: the destructor waits for the blocks' streams
+// and the exchange's own.
+TEST(Misuse, DestroyingAFieldWithAnExchangeInFlightFinishesIt) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  const cush::Extent3 e{33, 21, 19};
+  const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  const std::vector<std::size_t> before = cush_test::under_cuda_tool() ? std::vector<std::size_t>{} : [&] {
+    std::vector<std::size_t> free;
+    for (std::size_t i = 0; i < gpus.size(); ++i) free.push_back(gpus.free_memory(i));
+    return free;
+  }();
+  {
+    cush::Field<double> f(gpus, e, 3);
+    f.scatter(host.data());
+    {
+      const cush::DeviceGuard guard(gpus[0]);
+      cush_test::spin(f.stream(0), 100);
+    }
+    f.exchange_start();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  for (std::size_t i = 0; i < before.size(); ++i) EXPECT_EQ(gpus.free_memory(i), before[i]) << "device " << gpus[i];
+}
+
+// A moved-from plan or field: size() 0, done() true, wait() returns; everything else is an
+// InvalidArgument naming "this" (or the plan argument of a device operation).
+TEST(Misuse, MovedFromPlansAndFieldsRefuseEveryOperation) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  std::vector<float> host(1000, 1.0F);
+  Plan<float> a(gpus, host.size());
+  Plan<float> b = std::move(a);
+  EXPECT_EQ(a.size(), 0u);  // NOLINT(bugprone-use-after-move): what the test is about
+  EXPECT_TRUE(a.done());
+  a.wait();
+  EXPECT_THROW(a.scatter(host.data()), InvalidArgument);
+  EXPECT_THROW(a.gather(host.data()), InvalidArgument);
+  EXPECT_THROW((void)a.devices(), InvalidArgument);
+  EXPECT_THROW((void)a.segment(0), InvalidArgument);
+  EXPECT_THROW((void)a.stream(0), InvalidArgument);
+  EXPECT_THROW(a.for_each([](const cush::Segment<float>&) {}), InvalidArgument);
+  EXPECT_THROW(cush::copy(a, b), InvalidArgument);
+  EXPECT_THROW(cush::copy(b, a), InvalidArgument);
+  EXPECT_THROW(b.after(a), InvalidArgument);
+  EXPECT_THROW((void)Plan<float>::alike(a, 10), InvalidArgument);
+  b.scatter(host.data());  // the plan moved to works
+  std::vector<float> out(host.size());
+  b.gather(out.data());
+  b.wait();
+  EXPECT_EQ(out, host);
+  a = Plan<float>(gpus, 10);  // assigning to a moved-from plan revives it
+  EXPECT_EQ(a.size(), 10u);
+
+  cush::Field<float> f(gpus, cush::Extent3{16, 8, 4}, 3);
+  cush::Field<float> g = std::move(f);
+  EXPECT_EQ(f.components(), 0u);  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(f.done());
+  f.wait();
+  EXPECT_THROW(f.exchange(), InvalidArgument);
+  EXPECT_THROW(f.exchange_start(), InvalidArgument);
+  EXPECT_THROW(f.exchange_finish(), InvalidArgument);
+  EXPECT_THROW(f.scatter(host.data()), InvalidArgument);
+  EXPECT_THROW((void)f.grid(), InvalidArgument);
+  EXPECT_THROW((void)f.devices(), InvalidArgument);
+  EXPECT_THROW((void)f.stream(0), InvalidArgument);
+  EXPECT_THROW(f.set_halo_transport(cush::HaloTransport::staged), InvalidArgument);
+  g.exchange();
+  g.wait();
+}
+
+// Threads: calls on one plan must not overlap (documented; not checked), calls on different plans
+// may, also on the same devices and with device operations between disjoint pairs of plans.
+TEST(Misuse, PlansOfTheSameDevicesDrivenFromSeveralThreads) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  constexpr int threads = 4;
+  std::vector<int> failures(threads, 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      const std::vector<double> host = random_doubles(50'000 + static_cast<std::size_t>(t) * 17);
+      Plan<double> a(gpus, host.size());
+      Plan<double> b(gpus, host.size(), cush::Distribution::memory_bandwidth());
+      std::vector<double> out(host.size());
+      for (int round = 0; round < 20; ++round) {
+        a.scatter(host.data());
+        cush::copy(a, b);
+        b.gather(out.data());
+        b.wait();
+        if (out != host) ++failures[static_cast<std::size_t>(t)];
+      }
+    });
+  for (std::thread& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[static_cast<std::size_t>(t)], 0) << "thread " << t;
+}
