@@ -56,6 +56,7 @@ void walk(const std::string& name, const std::function<void()>& action, const st
 // every GPU's free memory is what it was between the two (what the objects kept after a failure
 // is freed with them).
 void freed_at_end(const std::string& what, const std::function<void(bool walking)>& scope) {
+  cush_test::load_process_caches();
   scope(false);
   if (cush_test::under_cuda_tool()) return scope(true);  // the tool's leak check stands in
   const std::vector<std::size_t> before = cush_test::gpu_free_memory();

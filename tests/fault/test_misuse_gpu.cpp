@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cush/cush.hpp"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/kernels.hpp"
 #include "support/random.hpp"
@@ -55,6 +56,7 @@ TEST(Misuse, DestroyingAFieldWithAnExchangeInFlightFinishesIt) {
   const DeviceSet gpus = DeviceSet::all();
   const cush::Extent3 e{33, 21, 19};
   const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  cush_test::load_process_caches();
   const std::vector<std::size_t> before = cush_test::under_cuda_tool() ? std::vector<std::size_t>{} : [&] {
     std::vector<std::size_t> free;
     for (std::size_t i = 0; i < gpus.size(); ++i) free.push_back(gpus.free_memory(i));

@@ -22,6 +22,11 @@ struct FaultWalk {
 /// Free memory of every GPU, after synchronizing it and trimming its default memory pool.
 std::vector<std::size_t> gpu_free_memory();
 
+/// Makes cush create what it keeps for the whole process on first use, so that free memory
+/// measured afterwards does not count it: the staging engine of every device (a host transfer
+/// takes it when the stream is busy, which depends on timing), cush's kernels, a field's.
+void load_process_caches();
+
 /// Runs `action` once as it is (loading kernels, filling caches), once counting its checked
 /// calls, then once per call k with call k failing. After each failing run it checks, with
 /// gtest failures naming `name`, k and the call:
