@@ -283,3 +283,113 @@ TEST(Faults, FieldSurvivesFailedExchanges) {
     else exchange();
   });
 }
+
+// A device set made and asked about its devices, their topology and free memory; peer access.
+TEST(Faults, DeviceSet) {
+  CUSH_REQUIRE_GPUS(1);
+  walk("device set", [] {
+    const DeviceSet gpus = DeviceSet::all();
+    for (std::size_t i = 0; i < gpus.size(); ++i) (void)gpus.free_memory(i);
+    gpus.enable_peer_access();
+    if (gpus.topology().devices().size() != gpus.size()) throw std::logic_error("device set: topology");
+  });
+}
+
+// A broadcast large enough to be split among the devices and spread over the peer links
+// (auxiliary lanes, transfers that wait for others).
+TEST(Faults, LargeBroadcastThroughPeers) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  const std::vector<double> host = random_doubles((std::size_t{4} << 20) + 5);
+  walk("plan, replicated, large broadcast", [&] {
+    Plan<double> plan(gpus, host.size(), Distribution::replicated());
+    plan.broadcast(host.data());
+    std::vector<double> out(host.size());
+    for (std::size_t pos = 0; pos < gpus.size(); ++pos) {
+      const cush::Segment<double> s = plan.segment(pos);
+      plan.wait();
+      if (cudaMemcpy(out.data(), s.data(), out.size() * sizeof(double), cudaMemcpyDefault) != cudaSuccess)
+        throw std::logic_error("reading a replica");
+      require_equal(out, host, "replica " + std::to_string(pos));
+    }
+  });
+}
+
+// Plans made in every run: what each transport sets up for a plan on first use (NCCL
+// communicators, peer_kernel flags, host staging slots) fails too.
+TEST(Faults, DeviceOperationsOnNewPlans) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  std::vector<double> w(gpus.size(), 1.0);
+  w.back() = 2.0;
+  const std::vector<double> host = random_doubles((std::size_t{3} << 20) + 7);
+  for (Transport t : {Transport::peer, Transport::host_staging, Transport::nccl, Transport::peer_kernel}) {
+    if ((t == Transport::nccl || t == Transport::peer_kernel) && cush_test::gpus_are_shared()) continue;
+    const CommOptions o{t};
+    walk(std::string("device operations on new plans, ") + cush::to_string(t), [&] {
+      Plan<double> a(gpus, host.size());
+      Plan<double> b(gpus, host.size(), Distribution::weighted(w));
+      Plan<double> sums(gpus, 1000, Distribution::replicated());
+      std::vector<double> ones(sums.size(), 1.0), out(host.size());
+      a.scatter(host.data());
+      cush::copy(a, b, o);
+      sums.broadcast(ones.data());
+      cush::all_reduce(sums, cush::ReduceOp::sum, o);
+      b.gather(out.data());
+      sums.gather(ones.data());
+      b.wait();
+      sums.wait();
+      require_equal(out, host, "copy");
+      require_equal(ones, std::vector<double>(sums.size(), static_cast<double>(gpus.size())), "all_reduce");
+    });
+  }
+}
+
+// The transpose, direct (stores into the other device) and staged (a scratch buffer, then a 2D
+// copy): every path it takes between two plans of different layouts.
+TEST(Faults, Transpose) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  std::vector<int> reversed(gpus.begin(), gpus.end());
+  std::reverse(reversed.begin(), reversed.end());
+  const std::size_t rows = 96, cols = 130;
+  const std::vector<double> in = random_doubles(rows * cols);
+  std::vector<double> want(in.size());
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) want[c * rows + r] = in[r * cols + c];
+  for (auto path : {cush::TransposeOptions::Path::automatic, cush::TransposeOptions::Path::staged}) {
+    Plan<double> src(gpus, in.size(), Distribution::uniform().with_granularity(cols));
+    Plan<double> dst(DeviceSet(reversed), in.size(), Distribution::uniform().with_granularity(rows));
+    const auto transpose = [&] {
+      std::vector<double> out(in.size());
+      src.scatter(in.data());
+      cush::transpose(src, dst, rows, cols, cush::TransposeOptions{path});
+      dst.gather(out.data());
+      dst.wait();
+      require_equal(out, want, "transpose");
+    };
+    walk(std::string("transpose, ") + (path == cush::TransposeOptions::Path::staged ? "staged" : "automatic"),
+         transpose, transpose);
+  }
+}
+
+// A field with ghosts along z only (walls on x and y, as the lattice-Boltzmann case has): its
+// blocks move to and from the host row by row.
+TEST(Faults, FieldWithGhostsAlongOneAxis) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  const cush::Extent3 e{19, 13, 4 * gpus.size() + 3};
+  cush::GridOptions options;
+  options.periodic = {false, false, true};
+  options.ghosts = {false, false, true};
+  const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  walk("field, ghosts along z", [&] {
+    cush::Field<double> f(gpus, e, 3, options);
+    std::vector<double> out(host.size());
+    f.scatter(host.data());
+    f.exchange();
+    f.gather(out.data());
+    f.wait();
+    require_equal(out, host, "field");
+  });
+}
