@@ -167,9 +167,11 @@ Communicator::Communicator(std::span<const int> devices) : devices_(devices.begi
   comms_.assign(devices_.size(), nullptr);
   // NCCL takes CUDA devices: the physical ones (a communicator never holds one GPU twice).
   const std::vector<int> physical = physical_ids(devices_);
-  CUSH_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(physical.size()), physical.data()));
   for (int d : devices_) last_.emplace_back(d);
   last_stream_.assign(devices_.size(), nullptr);
+  // Last: nothing after it may throw, for a constructor that throws leaves comms_ to nobody
+  // (found by fault injection: a failed event creation leaked every communicator).
+  CUSH_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(physical.size()), physical.data()));
 }
 
 Communicator::~Communicator() {

@@ -393,3 +393,33 @@ TEST(Faults, FieldWithGhostsAlongOneAxis) {
     require_equal(out, host, "field");
   });
 }
+
+// A plan on the caller's streams (checked for their devices), and a field on a 1D grid (blocks
+// move to and from the host as single rows).
+TEST(Faults, PlanOnTheCallersStreamsAndAOneDimensionalField) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  std::vector<cush::Stream> streams;
+  for (std::size_t i = 0; i < gpus.size(); ++i) streams.emplace_back(gpus[i]);
+  const std::vector<cush::StreamRef> refs(streams.begin(), streams.end());
+  const std::vector<double> host = random_doubles(3001);
+  walk("plan on the caller's streams", [&] {
+    Plan<double> plan(gpus, host.size(), Distribution::uniform(), refs);
+    std::vector<double> out(host.size());
+    plan.scatter(host.data());
+    plan.gather(out.data());
+    plan.wait();
+    require_equal(out, host, "plan");
+  });
+  walk("field, 1D", [&] {
+    cush::GridOptions options;
+    options.periodic = {true, false, false};
+    cush::Field<double> f(gpus, cush::Extent3{host.size(), 1, 1}, 1, options);
+    std::vector<double> out(host.size());
+    f.scatter(host.data());
+    f.exchange();
+    f.gather(out.data());
+    f.wait();
+    require_equal(out, host, "field");
+  });
+}
