@@ -90,7 +90,8 @@ struct TransposeOp::Impl {
   void release(Staged& s) noexcept {
     if (s.released) return;
     s.released = true;
-    DeviceGuard guard(s.device);
+    // No DeviceGuard: the stream names the device, and a guard may throw (a noexcept function
+    // would terminate; found by fault injection).
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeAsync(s.scratch, s.stream));
   }
 };

@@ -87,7 +87,8 @@ PeerGroup::~PeerGroup() { release(); }
 void PeerGroup::release() noexcept {
   for (std::size_t k = 0; k < flags_.size(); ++k) {
     if (flags_[k] == nullptr) continue;
-    DeviceGuard guard(devices_[k]);
+    // No DeviceGuard: cudaFree needs no current device, and a guard may throw (a noexcept
+    // function would terminate; found by fault injection).
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(flags_[k]));
     flags_[k] = nullptr;
   }
