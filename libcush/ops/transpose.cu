@@ -14,6 +14,7 @@
 
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
+#include "core/cuda_devices.hpp"
 #include "cush/error.hpp"
 #include "cush/transpose.cuh"
 #include "host/plan_impl.hpp"
@@ -86,9 +87,13 @@ struct TransposeOp::Impl {
     bool released = false;
   };
   std::vector<std::vector<Staged>> staged;  // per source
+  bool finished = false;                     // finish() ran: the operation was enqueued whole
 
+  void plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, std::size_t cols,
+                    std::size_t element_size, const std::vector<char>& straight, const char* where);
+  void abandon() noexcept;
   void release(Staged& s) noexcept {
-    if (s.released) return;
+    if (s.released || s.scratch == nullptr) return;
     s.released = true;
     // No DeviceGuard: the stream names the device, and a guard may throw (a noexcept function
     // would terminate; found by fault injection).
@@ -118,7 +123,28 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
     }
 
   impl_ = std::make_unique<Impl>(src.endpoint(), dst.endpoint());
-  OpStreams& ops = impl_->ops;
+  try {
+    impl_->plan_sources(src, dst, rows, cols, element_size, straight, where);
+  } catch (...) {
+    // A constructor that throws runs no destructor: free the staging buffers made so far, and
+    // let what was enqueued finish (fault injection found both missing).
+    impl_->abandon();
+    throw;
+  }
+}
+
+void TransposeOp::Impl::abandon() noexcept {
+  try {
+    finish_devices(ops.devices());
+  } catch (...) {  // out of host memory listing the devices: the frees below still wait in order
+  }
+  for (auto& list : staged)
+    for (auto& s : list) release(s);
+}
+
+void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, std::size_t cols,
+                                     std::size_t element_size, const std::vector<char>& straight, const char* where) {
+  const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
   for (std::size_t g = 0; g < nsrc; ++g) {
     const Range& mine = src.layout.segment(g);
     if (mine.count == 0) continue;
@@ -129,7 +155,7 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
     s.data = src.data[g];
     s.row0 = mine.offset / cols;
     s.rows = mine.count / cols;
-    std::vector<Impl::Staged> staged;
+    std::vector<Staged>& kept = staged.emplace_back();
     for (std::size_t h = 0; h < ndst; ++h) {
       const Range& theirs = dst.layout.segment(h);
       if (theirs.count == 0) continue;
@@ -143,7 +169,7 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
         t.data = dst.data[h];
         t.pitch = rows;
       } else {
-        Impl::Staged st;
+        Staged& st = kept.emplace_back();
         st.device = s.device;
         st.stream = s.stream;
         {
@@ -158,18 +184,20 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
         st.dpitch = rows * element_size;
         st.width = s.rows * element_size;
         st.height = t.cols;
-        staged.push_back(st);
       }
       s.targets.max_cols = std::max(s.targets.max_cols, t.cols);
       s.targets.t[s.targets.count++] = t;
     }
-    impl_->sources.push_back(s);
-    impl_->staged.push_back(std::move(staged));
+    sources.push_back(s);
   }
 }
 
 TransposeOp::~TransposeOp() {
   if (!impl_) return;
+  if (!impl_->finished) {
+    impl_->abandon();  // a launch failed: finish what did start before freeing its buffers
+    return;
+  }
   for (auto& list : impl_->staged)
     for (auto& s : list) impl_->release(s);
 }
@@ -185,7 +213,10 @@ void TransposeOp::launched(std::size_t i) {
   }
 }
 
-void TransposeOp::finish() { impl_->ops.finish(); }
+void TransposeOp::finish() {
+  impl_->ops.finish();
+  impl_->finished = true;
+}
 
 namespace {
 struct Same {
