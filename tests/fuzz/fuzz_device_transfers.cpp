@@ -46,6 +46,7 @@
 #include "cush/error.hpp"
 #include "cush/layout.hpp"
 #include "decode.hpp"
+#include "support/count_sums.hpp"
 #include "fuzz.hpp"
 #include "ops/device_transfers.hpp"
 
@@ -447,13 +448,7 @@ void fuzz_all_to_all(Bytes& in) {
   const std::size_t q = in.in<std::size_t>(1, gpus);
   std::vector<std::size_t> counts(p * q);
   for (std::size_t& c : counts) c = in.flag() ? 0 : in.in<std::size_t>(0, 40);
-  std::vector<std::size_t> rows(p, 0);
-  std::vector<std::size_t> cols(q, 0);
-  for (std::size_t i = 0; i < p; ++i)
-    for (std::size_t j = 0; j < q; ++j) {
-      rows[i] += counts[i * q + j];
-      cols[j] += counts[i * q + j];
-    }
+  const auto [rows, cols] = cush_test::count_sums(counts, p, q);
   Layout src = Layout::partitioned(rows);
   Layout dst = Layout::partitioned(cols);
   const std::size_t a = in.in<std::size_t>(0, p * q - 1);  // an entry to spoil

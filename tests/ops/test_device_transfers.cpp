@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "support/count_sums.hpp"
 #include "ops/device_transfers.hpp"
 #include "cush/error.hpp"
 #include "cush/reduce.hpp"
@@ -225,13 +226,7 @@ TEST(AllToAll, RandomUnevenCountsDeliverEveryPieceInSourceOrder) {
     const std::size_t q = random_devices(g);
     std::vector<std::size_t> counts(p * q);
     for (auto& x : counts) x = g() % 5 == 0 ? 0 : g() % 20;
-    std::vector<std::size_t> rows(p, 0);
-    std::vector<std::size_t> cols(q, 0);
-    for (std::size_t i = 0; i < p; ++i)
-      for (std::size_t j = 0; j < q; ++j) {
-        rows[i] += counts[i * q + j];
-        cols[j] += counts[i * q + j];
-      }
+    const auto [rows, cols] = cush_test::count_sums(counts, p, q);
     if (std::accumulate(rows.begin(), rows.end(), std::size_t{0}) == 0) continue;
     const Layout src = Layout::partitioned(rows);
     const Layout dst = Layout::partitioned(cols);

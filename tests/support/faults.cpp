@@ -184,13 +184,14 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
     });
     if (::testing::Test::HasFatalFailure()) break;
   }
+  const std::size_t failed = walk.calls - not_reached;
   if (not_reached > 0)
     std::printf("[ faults   ] %s: %zu of the %zu calls were not reached in their run (another path)\n", name.c_str(),
                 not_reached, walk.calls);
   walk.sites = failed_sites.size();
   for (std::size_t d = 0; d < level.size(); ++d) walk.kept += static_cast<long long>(before[d]) - static_cast<long long>(level[d]);
   add_covered(failed_sites);
-  std::printf("[ faults   ] %s: %zu calls failed in turn, at %zu sites\n", name.c_str(), walk.calls, walk.sites);
+  std::printf("[ faults   ] %s: %zu calls failed in turn, at %zu sites\n", name.c_str(), failed, walk.sites);
   EXPECT_GT(walk.calls, 0u) << name << ": no checked call";
   return walk;
 }
