@@ -11,6 +11,7 @@
 #             CUSH_SANITIZE_COUNTS (default "2 4"): the tool's error count per binary
 #   CUSH_BUILD_DIR           the build (default build-gpu)
 #   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
+#   CUSH_SANITIZE_JOBS       binaries run side by side under a tool (default 1)
 #   CUSH_SANITIZE_FILTER     gtest filter for the test binaries (default: all tests)
 #   CUSH_SANITIZE_ONLY       regex: only the binaries and examples whose names match (default: all)
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
@@ -45,38 +46,52 @@ if [[ "$steps" == *" suite "* ]]; then
   done
 fi
 
+# One binary under one tool: its log in $2, its result ("name N;") in $2.result.
+sanitize_one() {
+  local tool=$1 log=$2 n=$3 entry=$4 bin args=() extra=() rc count name result
+  bin=${entry%%:*}
+  name=$(basename "$bin")
+  if [ "$bin" != "$entry" ]; then IFS=, read -r -a args <<<"${entry#*:}"; fi
+  [[ "$bin" == */test_*_gpu ]] && args=(--gtest_filter="${CUSH_SANITIZE_FILTER:-*}")
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  echo "=== $name ${args[*]}" >"$log"
+  CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
+    --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
+  rc=$?
+  count=$(tail -n 40 "$log" | grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+' | tail -1 | grep -oE '[0-9]+$')
+  case $rc in
+    124) result="$name TIMEOUT;" ;;
+    99) result="$name ${count:-?} ERRORS;" ;;
+    0) result="$name ${count:-0};" ;;
+    *) result="$name ${count:-0} (rc $rc: tests failed);" ;;
+  esac
+  echo "$result" >"$log.result"
+  echo "   $tool, CUSH_VIRTUAL_GPUS=$n: $result ($(elapsed))" >>"$summary"  # progress, if the run is cut short
+}
+
 if [[ "$steps" == *" sanitize "* ]]; then
   binaries=$(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort)
   examples="$build/examples/cush_device_ops:100003 $build/examples/cush_field_step:131,5 $build/examples/cush_field_components:1003,5 $build/examples/cush_pipeline:16,5"
+  jobs=${CUSH_SANITIZE_JOBS:-1}  # binaries side by side on the GPUs (the tests leave free-memory checks to the tool)
   for n in ${CUSH_SANITIZE_COUNTS:-2 4}; do
     for tool in ${CUSH_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
-      log="$OUT/sanitize_${tool}_$n.log"
-      : >"$log"
-      extra=()
-      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      dir="$OUT/sanitize_${tool}_$n"
+      rm -rf "$dir" && mkdir -p "$dir"
       line="$tool, CUSH_VIRTUAL_GPUS=$n:"
       for entry in $binaries $examples "$build/examples/cush_virtual_gpus:$n"; do
-        bin=${entry%%:*}
-        [[ "$(basename "$bin")" =~ ${CUSH_SANITIZE_ONLY:-.} ]] || continue
-        if [[ " ${CUSH_SANITIZE_SKIP:-} " == *" $tool:$(basename "$bin") "* ]]; then
-          line+=" $(basename "$bin") left out;"
+        name=$(basename "${entry%%:*}")
+        [[ "$name" =~ ${CUSH_SANITIZE_ONLY:-.} ]] || continue
+        if [[ " ${CUSH_SANITIZE_SKIP:-} " == *" $tool:$name "* ]]; then
+          line+=" $name left out;"
           continue
         fi
-        args=()
-        if [ "$bin" != "$entry" ]; then IFS=, read -r -a args <<<"${entry#*:}"; fi
-        [[ "$bin" == */test_*_gpu ]] && args=(--gtest_filter="${CUSH_SANITIZE_FILTER:-*}")
-        echo "=== $(basename "$bin") ${args[*]}" >>"$log"
-        CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
-          --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
-        rc=$?
-        count=$(tail -n 40 "$log" | grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+' | tail -1 | grep -oE '[0-9]+$')
-        case $rc in
-          124) line+=" $(basename "$bin") TIMEOUT;" ;;
-          99) line+=" $(basename "$bin") ${count:-?} ERRORS;" ;;
-          0) line+=" $(basename "$bin") ${count:-0};" ;;
-          *) line+=" $(basename "$bin") ${count:-0} (rc $rc: tests failed);" ;;
-        esac
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+        sanitize_one "$tool" "$dir/$name.log" "$n" "$entry" &
       done
+      wait
+      for result in "$dir"/*.log.result; do [ -e "$result" ] && line+=" $(cat "$result")"; done
+      cat "$dir"/*.log >"$OUT/sanitize_${tool}_$n.log" 2>/dev/null
+      rm -rf "$dir"
       note "$line ($(elapsed))"
     done
   done

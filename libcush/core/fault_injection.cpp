@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "core/env.hpp"
@@ -67,7 +68,7 @@ bool fault_here(const char* call, const char* file, int line) noexcept {
     if (recording) s.reached.insert(site);
     if (!s.armed) return false;
     const std::size_t number = s.record.calls++;
-    s.record.sites.insert(site);
+    s.record.sites.emplace(site, number);  // kept only the first time
     if (!s.fail_at || number != *s.fail_at) return false;
     s.record.failed = std::move(site);
     return true;

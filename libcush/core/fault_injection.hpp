@@ -14,8 +14,8 @@
 
 #include <compare>
 #include <cstddef>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 
 namespace cush::detail::faults {
@@ -34,7 +34,9 @@ struct Site {
 struct Record {
   std::size_t calls = 0;        ///< checked calls counted (the failed one included)
   std::optional<Site> failed;   ///< the call made to fail, if the run reached it
-  std::set<Site> sites;         ///< every site counted
+  /// Every site counted, with the number of its first call (what to arm to fail that site the
+  /// first time a run reaches it, in a process that has not reached it before).
+  std::map<Site, std::size_t> sites;
 };
 
 /// Counts every checked call from now on and fails the one numbered `fail_at` (0: the next);

@@ -67,7 +67,11 @@ TEST(FaultInjection, CountingAloneFailsNothingAndRecordsEverySite) {
   EXPECT_EQ(made, 5);
   EXPECT_EQ(r.calls, 5u);
   EXPECT_FALSE(r.failed.has_value());
-  EXPECT_EQ(r.sites.size(), 3u);
+  ASSERT_EQ(r.sites.size(), 3u);
+  // Each site with the number of its first call: the loop's site is first reached by call 2.
+  std::vector<std::size_t> firsts;
+  for (const auto& [site, first] : r.sites) firsts.push_back(first);
+  EXPECT_EQ(firsts, (std::vector<std::size_t>{0, 1, 2}));
 }
 
 TEST(FaultInjection, AFailurePastTheLastCallIsNeverReached) {

@@ -28,24 +28,9 @@ using cush::DeviceSet;
 using cush::Distribution;
 using cush::Plan;
 using cush::Transport;
-
-// Throws (std::logic_error: not a cush error, so the walk reports it) unless got == want.
-template <class T>
-void require_equal(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
-  if (got != want) throw std::logic_error(what + ": wrong result");
-}
-
-std::vector<double> random_doubles(std::size_t n) {
-  std::vector<double> v(n);
-  cush_test::fill_random<double>(v);
-  return v;
-}
-
-// The same with every element plus its index: what add_index makes of it.
-std::vector<double> plus_index(std::vector<double> v) {
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] += static_cast<double>(i);
-  return v;
-}
+using cush_test::plus_index;
+using cush_test::random_values;
+using cush_test::require_equal;
 
 void walk(const std::string& name, const std::function<void()>& action, const std::function<void()>& recheck = {}) {
   (void)cush_test::walk_faults(name, action, recheck);
@@ -66,7 +51,7 @@ void freed_at_end(const std::string& what, const std::function<void(bool walking
 
 // A plan's whole life: built, filled, a kernel on its segments, gathered, waited for, destroyed.
 void plan_life(const DeviceSet& gpus, std::size_t n, const Distribution& d, bool pinned) {
-  const std::vector<double> host = random_doubles(n);
+  const std::vector<double> host = random_values<double>(n);
   std::vector<double> out(n);
   std::optional<cush::HostRegistration> registration;
   if (pinned) registration.emplace(out.data(), out.size() * sizeof(double));
@@ -91,7 +76,7 @@ TEST(Faults, PlanLife) {
   walk("plan, memory bandwidth, pageable, staged in chunks",
        [&] { plan_life(gpus, (std::size_t{6} << 20) + 3, Distribution::memory_bandwidth(), false); });
   walk("plan, replicated", [&] {
-    const std::vector<double> host = random_doubles(777);
+    const std::vector<double> host = random_values<double>(777);
     Plan<double> plan(gpus, host.size(), Distribution::replicated());
     plan.broadcast(host.data());
     std::vector<double> out(host.size());
@@ -108,7 +93,7 @@ TEST(Faults, PlanSurvivesFailedOperations) {
   for (std::size_t n : {std::size_t{4099}, (std::size_t{5} << 20) + 1}) {
     freed_at_end("plan", [&](bool walking) {
       Plan<double> plan(gpus, n);
-      const std::vector<double> host = random_doubles(n);
+      const std::vector<double> host = random_values<double>(n);
       const auto round_trip = [&] {
         std::vector<double> out(n);
         plan.scatter(host.data());
@@ -163,7 +148,7 @@ std::vector<double> all_to_all_of(const std::vector<double>& x, const Plan<doubl
 // and gather through another.
 void device_ops(Plan<double>& a, Plan<double>& b, Plan<double>& replicas, Plan<double>& all, const CommOptions& o) {
   const std::size_t n = a.size();
-  const std::vector<double> host = random_doubles(n);
+  const std::vector<double> host = random_values<double>(n);
   std::vector<double> out(n);
   a.scatter(host.data());
   cush::copy(a, b, o);
@@ -177,7 +162,7 @@ void device_ops(Plan<double>& a, Plan<double>& b, Plan<double>& replicas, Plan<d
   b.wait();
   require_equal(out, all_to_all_of(host, a, b, counts), "all_to_all");
 
-  std::vector<double> small = random_doubles(replicas.size());
+  std::vector<double> small = random_values<double>(replicas.size());
   for (double& x : small) x = std::round(x * 8);  // exact sums in any order
   replicas.broadcast(small.data());
   const std::size_t root = replicas.devices().size() - 1;
@@ -248,7 +233,7 @@ void field_life(const DeviceSet& gpus, std::size_t halo) {
   cush::GridOptions options;
   options.periodic = {true, false, true};
   options.halo = halo;
-  const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  const std::vector<double> host = random_values<double>(e[0] * e[1] * e[2]);
   std::vector<double> out(host.size());
   cush::Field<double> f(gpus, e, 3, options);
   f.scatter(host.data());
@@ -280,7 +265,7 @@ TEST(Faults, FieldSurvivesFailedExchanges) {
   options.periodic = {true, true, true};
   freed_at_end("field", [&](bool walking) {
     cush::Field<float> f(gpus, e, 3, options);
-    const std::vector<double> values = random_doubles(e[0] * e[1] * e[2]);
+    const std::vector<double> values = random_values<double>(e[0] * e[1] * e[2]);
     const std::vector<float> host(values.begin(), values.end());
     const auto exchange = [&] { exchange_round_trip(f, host, "field round trip"); };
     if (walking) walk("field exchange", exchange, exchange);
@@ -304,7 +289,7 @@ TEST(Faults, DeviceSet) {
 TEST(Faults, LargeBroadcastThroughPeers) {
   CUSH_REQUIRE_GPUS(1);
   const DeviceSet gpus = DeviceSet::all();
-  const std::vector<double> host = random_doubles((std::size_t{4} << 20) + 5);
+  const std::vector<double> host = random_values<double>((std::size_t{4} << 20) + 5);
   walk("plan, replicated, large broadcast", [&] {
     Plan<double> plan(gpus, host.size(), Distribution::replicated());
     plan.broadcast(host.data());
@@ -326,7 +311,7 @@ TEST(Faults, DeviceOperationsOnNewPlans) {
   const DeviceSet gpus = DeviceSet::all();
   std::vector<double> w(gpus.size(), 1.0);
   w.back() = 2.0;
-  const std::vector<double> host = random_doubles((std::size_t{3} << 20) + 7);
+  const std::vector<double> host = random_values<double>((std::size_t{3} << 20) + 7);
   for (Transport t : {Transport::peer, Transport::host_staging, Transport::nccl, Transport::peer_kernel}) {
     if ((t == Transport::nccl || t == Transport::peer_kernel) && cush_test::gpus_are_shared()) continue;
     const CommOptions o{t};
@@ -357,7 +342,7 @@ TEST(Faults, Transpose) {
   std::vector<int> reversed(gpus.begin(), gpus.end());
   std::reverse(reversed.begin(), reversed.end());
   const std::size_t rows = 96, cols = 130;
-  const std::vector<double> in = random_doubles(rows * cols);
+  const std::vector<double> in = random_values<double>(rows * cols);
   std::vector<double> want(in.size());
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) want[c * rows + r] = in[r * cols + c];
@@ -386,7 +371,7 @@ TEST(Faults, FieldWithGhostsAlongOneAxis) {
   cush::GridOptions options;
   options.periodic = {false, false, true};
   options.ghosts = {false, false, true};
-  const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  const std::vector<double> host = random_values<double>(e[0] * e[1] * e[2]);
   walk("field, ghosts along z", [&] {
     cush::Field<double> f(gpus, e, 3, options);
     exchange_round_trip(f, host, "field");
@@ -401,7 +386,7 @@ TEST(Faults, PlanOnTheCallersStreamsAndAOneDimensionalField) {
   std::vector<cush::Stream> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i) streams.emplace_back(gpus[i]);
   const std::vector<cush::StreamRef> refs(streams.begin(), streams.end());
-  const std::vector<double> host = random_doubles(3001);
+  const std::vector<double> host = random_values<double>(3001);
   walk("plan on the caller's streams", [&] {
     Plan<double> plan(gpus, host.size(), Distribution::uniform(), refs);
     std::vector<double> out(host.size());

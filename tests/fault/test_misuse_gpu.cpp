@@ -21,12 +21,6 @@ using cush::DeviceSet;
 using cush::InvalidArgument;
 using cush::Plan;
 
-std::vector<double> random_doubles(std::size_t n) {
-  std::vector<double> v(n);
-  cush_test::fill_random<double>(v);
-  return v;
-}
-
 }  // namespace
 
 // The destructor finishes the plan's work first: a gather enqueued behind a 100 ms kernel has
@@ -34,7 +28,7 @@ std::vector<double> random_doubles(std::size_t n) {
 TEST(Misuse, DestroyingAPlanWithWorkInFlightFinishesTheWork) {
   CUSH_REQUIRE_GPUS(1);
   const DeviceSet gpus = DeviceSet::all();
-  const std::vector<double> host = random_doubles(100'003);
+  const std::vector<double> host = cush_test::random_values<double>(100'003);
   std::vector<double> out(host.size(), 0.0);
   {
     Plan<double> plan(gpus, host.size());
@@ -55,7 +49,7 @@ TEST(Misuse, DestroyingAFieldWithAnExchangeInFlightFinishesIt) {
   CUSH_REQUIRE_GPUS(1);
   const DeviceSet gpus = DeviceSet::all();
   const cush::Extent3 e{33, 21, 19};
-  const std::vector<double> host = random_doubles(e[0] * e[1] * e[2]);
+  const std::vector<double> host = cush_test::random_values<double>(e[0] * e[1] * e[2]);
   cush_test::load_process_caches();
   const std::vector<std::size_t> before = cush_test::under_cuda_tool() ? std::vector<std::size_t>{} : [&] {
     std::vector<std::size_t> free;
@@ -131,7 +125,7 @@ TEST(Misuse, PlansOfTheSameDevicesDrivenFromSeveralThreads) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      const std::vector<double> host = random_doubles(50'000 + static_cast<std::size_t>(t) * 17);
+      const std::vector<double> host = cush_test::random_values<double>(50'000 + static_cast<std::size_t>(t) * 17);
       Plan<double> a(gpus, host.size());
       Plan<double> b(gpus, host.size(), cush::Distribution::memory_bandwidth());
       std::vector<double> out(host.size());

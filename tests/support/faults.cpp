@@ -1,17 +1,21 @@
 #include "support/faults.hpp"
 
 #include <cuda_runtime_api.h>
+#include <cxxabi.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <set>
+#include <typeinfo>
 #include <vector>
 
 #include "core/fault_injection.hpp"
 #include "cush/cush.hpp"
 #include "cush/error.hpp"
+#include "support/fault_run.hpp"
 #include "support/gpu.hpp"
 
 namespace cush_test {
@@ -55,18 +59,18 @@ void load_process_caches() {
   f.wait();
 }
 
-namespace {
+namespace fault_run {
 
-// The function a call text calls: "cudaMemcpyAsync(dst, ...)" -> "cudaMemcpyAsync".
 std::string function_of(const std::string& call) {
   std::string f = call.substr(0, call.find('('));
   while (!f.empty() && f.back() == ' ') f.pop_back();
   return f;
 }
 
+namespace {
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+}  // namespace
 
-// Empty if `error` is of the kind a failure of `call` must raise, else what is wrong.
 std::string wrong_kind(const std::string& call, const cush::Error& error) {
   const bool cuda = starts_with(call, "cuda");
   if (cuda && dynamic_cast<const cush::CudaError*>(&error) == nullptr &&
@@ -87,29 +91,42 @@ void add_covered(const std::set<faults::Site>& sites) {
   std::fclose(f);
 }
 
-struct Outcome {
-  std::optional<std::string> message;  // what the run threw, if a cush::Error
-  std::string problem;                 // a wrong kind of error, or a non-cush exception
-  faults::Record record;
-};
+namespace {
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  char* readable = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && readable != nullptr ? readable : type.name();
+  std::free(readable);
+  return name;
+}
+}  // namespace
 
-// Runs `action` with its checked call k failing.
-Outcome fail_once(const std::function<void()>& action, std::size_t k) {
+Outcome fail_once(const std::function<void()>& action, std::optional<std::size_t> k) {
   Outcome o;
   faults::Armed armed(k);
   try {
     action();
   } catch (const cush::Error& e) {
     o.message = e.what();
+    o.type = type_name(typeid(e));
     o.record = armed.disarm();
     if (o.record.failed) o.problem = wrong_kind(o.record.failed->call, e);
     return o;
   } catch (const std::exception& e) {
     o.problem = std::string("threw a non-cush exception: ") + e.what();
+    o.type = type_name(typeid(e));
   }
   o.record = armed.disarm();
   return o;
 }
+
+}  // namespace fault_run
+
+namespace {
+
+using fault_run::fail_once;
+using fault_run::function_of;
+using fault_run::Outcome;
 
 // Compares every GPU's free memory with `level`. Memory that a failure left allocated is either
 // held by an object that outlived it (it stays at the new level when the same failure is
@@ -190,7 +207,7 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
                 not_reached, walk.calls);
   walk.sites = failed_sites.size();
   for (std::size_t d = 0; d < level.size(); ++d) walk.kept += static_cast<long long>(before[d]) - static_cast<long long>(level[d]);
-  add_covered(failed_sites);
+  fault_run::add_covered(failed_sites);
   std::printf("[ faults   ] %s: %zu calls failed in turn, at %zu sites\n", name.c_str(), failed, walk.sites);
   EXPECT_GT(walk.calls, 0u) << name << ": no checked call";
   return walk;

@@ -45,6 +45,19 @@ void load_process_caches();
 FaultWalk walk_faults(const std::string& name, const std::function<void()>& action,
                       const std::function<void()>& recheck = {});
 
+/// For a walk's action: throws std::logic_error (not a cush error, so the walk reports it) unless
+/// got == want.
+template <class T>
+void require_equal(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  if (got != want) throw std::logic_error(what + ": wrong result");
+}
+
+/// `v` with every element plus its index: what the test kernel add_index makes of it.
+inline std::vector<double> plus_index(std::vector<double> v) {
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] += static_cast<double>(i);
+  return v;
+}
+
 /// For a walk's action: keeps the first result it is shown and throws std::logic_error (not a
 /// cush error, so the walk reports it) when a later one is not `same` as it.
 template <class T>

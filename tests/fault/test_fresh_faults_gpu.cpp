@@ -1,0 +1,112 @@
+// Injected faults in fresh processes (docs/reliability.md): the calls cush makes once per process
+// (the device properties behind the topology, the staging engine's first buffers and its lanes'
+// drain when its sizes change, kernel preloads) or only after another failure (the free memory
+// an out-of-memory error names) fail at their first call, each in a process of its own
+// (support/fresh_process_faults.hpp). The walks inside one process (test_faults_gpu) fail every
+// other call.
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+#include "cush/cush.hpp"
+#include "support/fresh_process_faults.hpp"
+#include "support/gpu.hpp"
+#include "support/kernels.hpp"
+#include "support/random.hpp"
+
+namespace {
+
+using cush::DeviceSet;
+using cush::Plan;
+using cush_test::plus_index;
+using cush_test::random_values;
+using cush_test::require_equal;
+
+// Puts back the host transfer options in force when it was made.
+class OptionsRestored {
+ public:
+  const cush::HostTransferOptions original = cush::host_transfer_options();
+  OptionsRestored() = default;
+  OptionsRestored(const OptionsRestored&) = delete;
+  OptionsRestored& operator=(const OptionsRestored&) = delete;
+  ~OptionsRestored() {
+    try {
+      cush::set_host_transfer_options(original);
+    } catch (...) {  // valid options: cannot be refused
+    }
+  }
+};
+
+// A plan sharing by memory bandwidth, moved through the staging engine, copied to a plan of
+// another layout with new staging sizes, and a field exchanged.
+void plan_copy_field() {
+  const DeviceSet gpus = DeviceSet::all();
+  // Pageable pieces of 24 MiB always take the staging engine, made once per device.
+  const std::size_t n = (std::size_t{3} << 20) * gpus.size() + 5;
+  const std::vector<double> host = random_values<double>(n);
+  std::vector<double> out(n);
+  // Shares by memory bandwidth: the topology asks for each device's properties once per process.
+  Plan<double> a(gpus, n, cush::Distribution::memory_bandwidth());
+  a.scatter(host.data());
+  a.for_each([](const cush::Segment<double>& s) { cush_test::add_index(s.data(), s.size(), s.offset(), s.stream()); });
+  a.gather(out.data());
+  a.wait();
+  require_equal(out, plus_index(host), "plan");
+
+  // New staging sizes: each engine lets its lanes drain at its next move, then replaces its buffers.
+  const OptionsRestored restore;
+  cush::HostTransferOptions options = restore.original;
+  options.staging_chunk /= 2;
+  cush::set_host_transfer_options(options);
+  Plan<double> b(gpus, n);
+  cush::copy(a, b);
+  b.gather(out.data());
+  b.wait();
+  require_equal(out, plus_index(host), "copy");
+
+  // A field: its kernels load on each device once per process.
+  const cush::Extent3 e{19, 11, 7};
+  cush::GridOptions grid;
+  grid.periodic = {true, true, true};
+  const std::vector<double> cells = random_values<double>(e[0] * e[1] * e[2]);
+  std::vector<double> back(cells.size());
+  cush::Field<double> f(gpus, e, 3, grid);
+  f.scatter(cells.data());
+  f.exchange();
+  f.gather(back.data());
+  f.wait();
+  require_equal(back, cells, "field");
+}
+
+// A plan larger than the GPUs: the out-of-memory error names the device's free memory, asked
+// only after cudaMalloc failed. Every run, with faults or without, ends in an exception.
+void plan_larger_than_the_gpus() {
+  const DeviceSet gpus = DeviceSet::all();
+  const std::size_t too_many = gpus.topology().device(0).total_memory * gpus.size();  // doubles: 8x too much
+  const Plan<double> plan(gpus, too_many);
+  throw std::logic_error("a plan larger than the GPUs was made");
+}
+
+constexpr const char* kDriver = "a child of FreshProcessFaults.EveryCallSiteFailsCleanlyAtItsFirstCall";
+
+}  // namespace
+
+TEST(FreshProcessFaults, PlanCopyFieldChild) {
+  if (!cush_test::is_fresh_process_child()) GTEST_SKIP() << kDriver;
+  cush_test::run_fresh_process_child(plan_copy_field);
+}
+
+TEST(FreshProcessFaults, PlanLargerThanTheGpusChild) {
+  if (!cush_test::is_fresh_process_child()) GTEST_SKIP() << kDriver;
+  cush_test::run_fresh_process_child(plan_larger_than_the_gpus);
+}
+
+TEST(FreshProcessFaults, EveryCallSiteFailsCleanlyAtItsFirstCall) {
+  CUSH_REQUIRE_GPUS(1);
+  if (cush_test::is_fresh_process_child()) GTEST_SKIP() << "a child runs only its scenario";
+  cush_test::walk_in_fresh_processes("plan, staging, copy, field", "FreshProcessFaults.PlanCopyFieldChild");
+  cush_test::walk_in_fresh_processes("a plan larger than the GPUs", "FreshProcessFaults.PlanLargerThanTheGpusChild");
+}

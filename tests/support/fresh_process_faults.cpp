@@ -1,0 +1,259 @@
+#include "support/fresh_process_faults.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "support/fault_run.hpp"
+#include "support/gpu.hpp"
+
+extern char** environ;
+
+namespace cush_test {
+
+namespace {
+
+namespace faults = cush::detail::faults;
+
+constexpr const char* kCall = "CUSH_FRESH_FAULT";           // "count", or the number of the call to fail
+constexpr const char* kReport = "CUSH_FRESH_FAULT_REPORT";  // the file the child reports in
+constexpr auto kChildTimeLimit = std::chrono::minutes(5);
+
+// How a run ended: "normally", or the type of what it threw.
+std::string end_of(const fault_run::Outcome& o) { return o.type.empty() ? "normally" : o.type; }
+
+// What a child reported, and how it exited.
+struct ChildReport {
+  bool passed = false;  // exited with 0: its own checks passed
+  std::string exit;     // how it exited, in words
+  std::string log;      // its output
+  std::size_t calls = 0;
+  std::string armed_end, clean_end;
+  std::optional<std::string> failed;                    // the site made to fail, if reached
+  std::vector<std::pair<std::size_t, std::string>> sites;  // counting: (first call, site)
+  std::vector<std::size_t> free;                        // free memory per GPU, unless under a tool
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The last lines of a log, for a failure message.
+std::string tail(const std::string& log, std::size_t lines = 40) {
+  std::size_t at = log.size();
+  for (std::size_t n = 0; n <= lines && at != std::string::npos && at > 0; ++n) at = log.rfind('\n', at - 1);
+  return at == std::string::npos || at == 0 ? log : log.substr(at + 1);
+}
+
+void parse_report(const std::string& text, ChildReport& r) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    const std::string key = line.substr(0, tab), value = line.substr(tab + 1);
+    if (key == "calls") r.calls = std::stoull(value);
+    else if (key == "armed_end") r.armed_end = value;
+    else if (key == "clean_end") r.clean_end = value;
+    else if (key == "failed") r.failed = value;
+    else if (key == "site") {
+      const std::size_t t = value.find('\t');
+      r.sites.emplace_back(std::stoull(value.substr(0, t)), value.substr(t + 1));
+    } else if (key == "free") {
+      std::istringstream bytes(value);
+      for (std::size_t b = 0; bytes >> b;) r.free.push_back(b);
+    }
+  }
+}
+
+// Starts this executable running only `child_test` with `call` ("count" or a number), waits for
+// it (killing it after kChildTimeLimit) and reads its report.
+ChildReport run_child(const std::string& child_test, const std::string& call, const std::filesystem::path& dir) {
+  ChildReport r;
+  const std::string report = (dir / ("report-" + call + ".txt")).string();
+  const std::string log = (dir / ("log-" + call + ".txt")).string();
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string filter = "--gtest_filter=" + child_test;
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind(std::string(kCall) + "=", 0) != 0 && entry.rfind(std::string(kReport) + "=", 0) != 0)
+      env_text.push_back(entry);
+  }
+  env_text.push_back(std::string(kCall) + "=" + call);
+  env_text.push_back(std::string(kReport) + "=" + report);
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string arg0 = exe, arg1 = filter;
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    r.exit = "could not be started (posix_spawn: error " + std::to_string(spawned) + ")";
+    return r;
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kChildTimeLimit;
+  bool killed = false;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      killed = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  r.log = read_file(log);
+  if (killed) r.exit = "was killed after running 5 minutes";
+  else if (WIFEXITED(status)) r.exit = "exited with " + std::to_string(WEXITSTATUS(status));
+  else r.exit = "died of signal " + std::to_string(WTERMSIG(status));
+  r.passed = !killed && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  parse_report(read_file(report), r);
+  return r;
+}
+
+}  // namespace
+
+bool is_fresh_process_child() {
+  const char* call = std::getenv(kCall);
+  return call != nullptr && *call != '\0';
+}
+
+void run_fresh_process_child(const std::function<void()>& scenario) {
+  const std::string call = std::getenv(kCall);
+  const char* report_path = std::getenv(kReport);
+  ASSERT_TRUE(report_path != nullptr && *report_path != '\0') << kReport << " is not set";
+  std::optional<std::size_t> k;
+  if (call != "count") k = std::stoull(call);
+
+  const fault_run::Outcome armed = fault_run::fail_once(scenario, k);
+  const std::optional<faults::Site>& failed = armed.record.failed;
+  if (failed) {
+    const std::string site = failed->str();
+    EXPECT_TRUE(armed.problem.empty()) << "call " << call << ", " << site << ": " << armed.problem;
+    if (!armed.message) {
+      if (armed.problem.empty()) ADD_FAILURE() << "call " << call << ", " << site << " failed, and the run did not throw";
+    } else {
+      EXPECT_NE(armed.message->find(fault_run::function_of(failed->call)), std::string::npos)
+          << "call " << call << ", " << site << ": the error does not name the call: " << *armed.message;
+    }
+    fault_run::add_covered({*failed});
+  } else {
+    EXPECT_TRUE(armed.problem.empty()) << "call " << call << " (not reached): " << armed.problem;
+  }
+
+  // Again without faults: it must end as the counting run did (the parent compares).
+  const fault_run::Outcome clean = fault_run::fail_once(scenario, std::nullopt);
+  EXPECT_TRUE(clean.problem.empty()) << "after call " << call << " failed, a run without faults: " << clean.problem;
+
+  std::FILE* f = std::fopen(report_path, "w");
+  ASSERT_NE(f, nullptr) << "cannot write " << report_path;
+  std::fprintf(f, "calls\t%zu\narmed_end\t%s\nclean_end\t%s\n", armed.record.calls, end_of(armed).c_str(),
+               end_of(clean).c_str());
+  if (failed) std::fprintf(f, "failed\t%s\n", failed->str().c_str());
+  if (!k)
+    for (const auto& [site, first] : armed.record.sites) std::fprintf(f, "site\t%zu\t%s\n", first, site.str().c_str());
+  if (!under_cuda_tool()) {
+    std::fprintf(f, "free\t");
+    for (std::size_t bytes : gpu_free_memory()) std::fprintf(f, " %zu", bytes);
+    std::fprintf(f, "\n");
+  }
+  std::fclose(f);
+}
+
+FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& child_test) {
+  FaultWalk walk;
+  std::string dir_template = (std::filesystem::temp_directory_path() / "cush-fresh-XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) {
+    ADD_FAILURE() << name << ": cannot make a folder for the children's reports";
+    return walk;
+  }
+  const std::filesystem::path dir = dir_template;
+
+  const ChildReport counting = run_child(child_test, "count", dir);
+  if (!counting.passed || counting.calls == 0) {
+    ADD_FAILURE() << name << ": the counting child " << counting.exit << " after " << counting.calls
+                  << " checked calls:\n" << tail(counting.log);
+    std::filesystem::remove_all(dir);
+    return walk;
+  }
+  walk.calls = counting.calls;
+  std::vector<std::pair<std::size_t, std::string>> firsts = counting.sites;
+  std::sort(firsts.begin(), firsts.end());
+
+  std::set<std::string> failed_sites;
+  std::size_t elsewhere = 0, not_reached = 0;
+  for (std::size_t i = 0; i < firsts.size(); ++i) {
+    const auto& [first, site] = firsts[i];
+    const std::string at = name + ", call " + std::to_string(first) + " (" + site + ")";
+    const ChildReport r = run_child(child_test, std::to_string(first), dir);
+    if (!r.passed) ADD_FAILURE() << at << ": the child " << r.exit << ":\n" << tail(r.log);
+    if (!r.failed) {
+      // The run took another path (a stream found idle or busy) and made fewer calls.
+      ++not_reached;
+      if (r.armed_end != counting.clean_end)
+        ADD_FAILURE() << at << ": not reached, yet the run ended " << r.armed_end << ", the counting run "
+                      << counting.clean_end;
+    } else {
+      failed_sites.insert(*r.failed);
+      if (*r.failed != site) ++elsewhere;
+    }
+    if (r.clean_end != counting.clean_end)
+      ADD_FAILURE() << at << ": after the failure a run without faults ended " << r.clean_end
+                    << ", the counting run " << counting.clean_end << " (a process-wide state left broken?)";
+    if (r.free.size() == counting.free.size()) {
+      for (std::size_t d = 0; d < r.free.size(); ++d)
+        if (r.free[d] != counting.free[d])
+          ADD_FAILURE() << at << ": GPU " << d << " has "
+                        << static_cast<long long>(counting.free[d]) - static_cast<long long>(r.free[d])
+                        << " bytes less free than after the counting run";
+    } else {
+      ADD_FAILURE() << at << ": the child measured free memory on " << r.free.size() << " GPUs, the counting child on "
+                    << counting.free.size();
+    }
+    if ((i + 1) % 10 == 0 && i + 1 < firsts.size())
+      std::printf("[ faults   ] %s: %zu of %zu fresh processes\n", name.c_str(), i + 1, firsts.size());
+    if (::testing::Test::HasFatalFailure()) break;
+  }
+  std::filesystem::remove_all(dir);
+  walk.sites = failed_sites.size();
+  if (not_reached + elsewhere > 0)
+    std::printf("[ faults   ] %s: %zu first calls were not reached and %zu reached another site in their run "
+                "(another path)\n",
+                name.c_str(), not_reached, elsewhere);
+  std::printf("[ faults   ] %s: %zu sites failed at their first call, each in a fresh process (%zu checked calls "
+              "in a run)\n",
+              name.c_str(), walk.sites, walk.calls);
+  return walk;
+}
+
+}  // namespace cush_test
