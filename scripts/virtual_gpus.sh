@@ -12,6 +12,8 @@
 #   CUSH_BUILD_DIR           the build (default build-gpu)
 #   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
 #   CUSH_SANITIZE_JOBS       binaries run side by side under a tool (default 1)
+#   CUSH_SANITIZE_SHARDS     each test binary split into this many GoogleTest shards, run as
+#                            separate processes (default 1)
 #   CUSH_SANITIZE_FILTER     gtest filter for the test binaries (default: all tests)
 #   CUSH_SANITIZE_ONLY       regex: only the binaries and examples whose names match (default: all)
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
@@ -46,16 +48,18 @@ if [[ "$steps" == *" suite "* ]]; then
   done
 fi
 
-# One binary under one tool: its log in $2, its result ("name N;") in $2.result.
+# One binary under one tool: its log in $2, its result ("name N;") in $2.result. $5/$6: the
+# GoogleTest shard it runs, of how many (0 1: all its tests).
 sanitize_one() {
-  local tool=$1 log=$2 n=$3 entry=$4 bin args=() extra=() rc count name result
+  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 bin args=() extra=() rc count name result
   bin=${entry%%:*}
   name=$(basename "$bin")
+  [ "$shards" -gt 1 ] && name+="[$shard/$shards]"
   if [ "$bin" != "$entry" ]; then IFS=, read -r -a args <<<"${entry#*:}"; fi
   [[ "$bin" == */test_*_gpu ]] && args=(--gtest_filter="${CUSH_SANITIZE_FILTER:-*}")
   [ "$tool" = memcheck ] && extra=(--leak-check full)
   echo "=== $name ${args[*]}" >"$log"
-  CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
+  GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
     --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
   rc=$?
   count=$(tail -n 40 "$log" | grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+' | tail -1 | grep -oE '[0-9]+$')
@@ -85,8 +89,12 @@ if [[ "$steps" == *" sanitize "* ]]; then
           line+=" $name left out;"
           continue
         fi
-        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-        sanitize_one "$tool" "$dir/$name.log" "$n" "$entry" &
+        shards=1
+        [[ "$name" == test_*_gpu ]] && shards=${CUSH_SANITIZE_SHARDS:-1}
+        for ((shard = 0; shard < shards; ++shard)); do
+          while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+          sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" &
+        done
       done
       wait
       for result in "$dir"/*.log.result; do [ -e "$result" ] && line+=" $(cat "$result")"; done

@@ -1,12 +1,13 @@
 // Injected faults in fresh processes (docs/reliability.md): the calls cush makes once per process
 // (the device properties behind the topology, the staging engine's first buffers and its lanes'
-// drain when its sizes change, kernel preloads) or only after another failure (the free memory
-// an out-of-memory error names) fail at their first call, each in a process of its own
-// (support/fresh_process_faults.hpp). The walks inside one process (test_faults_gpu) fail every
-// other call.
+// drain when its sizes change, kernel preloads, the reduction kernel's grid size) or only after
+// another failure (the free memory an out-of-memory error names) fail at their first call, each
+// in a process of its own (support/fresh_process_faults.hpp). The walks inside one process
+// (test_faults_gpu) fail every other call.
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <vector>
@@ -41,7 +42,7 @@ class OptionsRestored {
 };
 
 // A plan sharing by memory bandwidth, moved through the staging engine, copied to a plan of
-// another layout with new staging sizes, and a field exchanged.
+// another layout with new staging sizes, an all-reduce, and a field exchanged.
 void plan_copy_field() {
   const DeviceSet gpus = DeviceSet::all();
   // Pageable pieces of 24 MiB always take the staging engine, made once per device.
@@ -66,6 +67,19 @@ void plan_copy_field() {
   b.gather(out.data());
   b.wait();
   require_equal(out, plus_index(host), "copy");
+
+  // Reductions among the devices: the combining kernel's grid asks for the multiprocessor count
+  // once per process.
+  std::vector<double> small = random_values<double>(1001);
+  for (double& x : small) x = std::round(x);  // exact sums in any order
+  Plan<double> replicas(gpus, small.size(), cush::Distribution::replicated());
+  replicas.broadcast(small.data());
+  cush::all_reduce(replicas, cush::ReduceOp::sum);
+  std::vector<double> reduced(small.size());
+  replicas.gather(reduced.data());
+  replicas.wait();
+  for (double& x : small) x *= static_cast<double>(gpus.size());
+  require_equal(reduced, small, "all_reduce");
 
   // A field: its kernels load on each device once per process.
   const cush::Extent3 e{19, 11, 7};

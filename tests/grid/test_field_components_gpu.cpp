@@ -36,8 +36,14 @@ std::vector<float> download(const cush::Field<float>& f, std::size_t k) {
   return buf;
 }
 
+// From pageable memory cudaMemcpy may return before the copy has landed, and the field's streams
+// do not wait for the legacy default stream: the device is synchronized before the field's next
+// operation (compute-sanitizer's racecheck, which slows the copies, found the exchange reading
+// what was there before).
 void upload(const cush::Field<float>& f, std::size_t k, const std::vector<float>& buf) {
+  const cush::DeviceGuard on(f.block(k).device());
   EXPECT_EQ(cudaMemcpy(f.block(k).data(), buf.data(), buf.size() * sizeof(float), cudaMemcpyDefault), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 // Calls f(local) for every cell of block k's buffer that holds a value.
