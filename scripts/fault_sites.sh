@@ -12,19 +12,10 @@
 #   CUSH_BUILD_DIR        the build (default build-gpu)
 #   CUSH_VIRTUAL_COUNTS   virtual GPU counts for the reached step besides 1 real GPU (default "2")
 #   CUSH_FAULT_COUNTS     device counts for the walks, 1 meaning the real GPU (default "1 2")
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-build=${CUSH_BUILD_DIR:-build-gpu}
-summary="$OUT/fault_summary.txt"
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
+summary_name=fault_summary.txt
+source "$(dirname "$0")/gpu_script.sh"
 steps=" ${*:-reached walks compare} "
 walks='Faults\.|CushVariantFailsCleanly|Misuse\.'
-t0=$(date +%s)
-elapsed() { echo $(( $(date +%s) - t0 ))s; }
 # CUSH_VIRTUAL_GPUS for a count: empty for the real GPU.
 virtual_for() { [ "$1" = 1 ] && echo "" || echo "$1"; }
 

@@ -16,21 +16,12 @@
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 #   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 300)
 #   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-build=${CUSH_BUILD_DIR:-build-gpu}
+summary_name=summary.txt
+source "$(dirname "$0")/gpu_script.sh"
 steps=",${CUSH_STEPS:-build,test,test1,demo,sanitize,probe,bench},"
-summary="$OUT/summary.txt"
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
 has() { [[ "$steps" == *",$1,"* ]]; }
 # The Markdown summary of one benchmark run (tools/cushreport; docs/report.md).
 summarize() { PYTHONPATH="$PWD/tools" python3 -m cushreport summarize "$@"; }
-t0=$(date +%s)
-elapsed() { echo $(( $(date +%s) - t0 ))s; }
 
 note "== cush GPU check $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
 note "   driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $(nvcc --version | tail -1)"

@@ -18,18 +18,9 @@
 #   CUSH_SANITIZE_ONLY       regex: only the binaries and examples whose names match (default: all)
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-build=${CUSH_BUILD_DIR:-build-gpu}
-summary="$OUT/virtual_summary.txt"
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
+summary_name=virtual_summary.txt
+source "$(dirname "$0")/gpu_script.sh"
 steps=" ${*:-suite} "
-t0=$(date +%s)
-elapsed() { echo $(( $(date +%s) - t0 ))s; }
 
 if [[ "$steps" == *" suite "* ]]; then
   for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
