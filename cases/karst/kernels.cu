@@ -96,10 +96,6 @@ struct GlobalRows {
   __device__ double& operator()(int i, int j) const { return base[i * n + j]; }
 };
 
-struct BlockSync {
-  __device__ void operator()() const { __syncthreads(); }
-};
-
 // One member's water step, one block of kWaterThreads per member (passes.cuh's water_step).
 struct WaterForcing {
   double dt, v, inlet;
@@ -117,8 +113,7 @@ __global__ void __launch_bounds__(kWaterThreads) water_kernel(const Groups* memb
   const GlobalRows rows{Heat ? rock + k * m * static_cast<std::size_t>(n) : nullptr, static_cast<std::size_t>(n)};
   const double2 e0 = Finish ? next.elim[k * m] : make_double2(0.0, 0.0);
   const double coupling = Finish ? next.wall[k] : 0.0;
-  water_step<Heat, Finish, false>(members[k], n, model, outlet, ws, factors + k * n, water + k * n, rows, e0, coupling, shared,
-                           BlockSync{});
+  water_step<Heat, Finish, false>(members[k], n, model, outlet, ws, factors + k * n, water + k * n, rows, e0, coupling, shared);
 }
 
 __global__ void fill(double* a, std::size_t count, double value) {

@@ -241,10 +241,11 @@ __device__ inline Affine then(Affine f, Affine g) { return {mul(g.a, f.a), fma(g
 constexpr int kWaterWarps = kWaterThreads / 32;
 
 // Over the water threads in order, the maps of the threads before this one, composed (forward);
-// or (backward) of the threads after it, the last applied first. `shared` holds kWaterWarps maps;
-// `sync` is a barrier over the kWaterThreads threads.
-template <bool Forward, class Sync>
-__device__ inline Affine exclusive_scan(Affine mine, Affine* shared, Sync sync) {
+// or (backward) of the threads after it, the last applied first. Every thread of the block calls
+// it (it meets at __syncthreads()); `shared` holds one map per warp of the block. The warps past
+// the water threads' (their maps the identity) change nothing the water threads get.
+template <bool Forward>
+__device__ inline Affine exclusive_scan(Affine mine, Affine* shared) {
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   Affine total = mine;
   for (int offset = 1; offset < 32; offset *= 2) {
@@ -256,13 +257,13 @@ __device__ inline Affine exclusive_scan(Affine mine, Affine* shared, Sync sync) 
   Affine inside = Forward ? Affine{__shfl_up_sync(0xffffffffU, total.a, 1), __shfl_up_sync(0xffffffffU, total.b, 1)}
                           : Affine{__shfl_down_sync(0xffffffffU, total.a, 1), __shfl_down_sync(0xffffffffU, total.b, 1)};
   if (lane == (Forward ? 0 : 31)) inside = Affine{1.0, 0.0};
-  sync();
+  __syncthreads();
   Affine outside{1.0, 0.0};
   if (Forward)
     for (int w = 0; w < warp; ++w) outside = then(outside, shared[w]);
   else
     for (int w = kWaterWarps - 1; w > warp; --w) outside = then(outside, shared[w]);
-  sync();  // shared is free again
+  __syncthreads();  // shared is free again
   return then(outside, inside);
 }
 
@@ -283,10 +284,13 @@ struct WaterStep {
 // this step's water; it leaves the next step's wall temperature in rock(0, j).
 // Rock is a functor: rock(i, a) is the rock's row i (0 or 1) of the column at index a of the water
 // arrays, by reference. Strided: w, f and the rows are in the strided layout (water_run()).
-template <bool Heat, bool Finish, bool Strided, class Rock, class Sync>
+// Every thread of the block calls it, as it meets at __syncthreads(); threads at or past
+// kWaterThreads own no nodes. `shared` holds one Affine per warp of the block. (A named barrier
+// over the water threads alone would spare the other warps the calls, but compute-sanitizer's
+// racecheck then reports hazards that are not there: docs/reliability.md, "Sanitizers".)
+template <bool Heat, bool Finish, bool Strided, class Rock>
 __device__ inline void water_step(const Groups& g, int n, Model model, Outlet outlet, const WaterStep& ws,
-                                  const double2* f, double* w, Rock rock, double2 e0, double coupling, Affine* shared,
-                                  Sync sync) {
+                                  const double2* f, double* w, Rock rock, double2 e0, double coupling, Affine* shared) {
   const WaterCoefficients c = water_coefficients(g, model, outlet, n, ws.dt, ws.v);
   const double exchange = mul(ws.dt, g.st);
   const int run = water_run(n);  // this thread's nodes: [first, last)
@@ -308,7 +312,7 @@ __device__ inline void water_step(const Groups& g, int n, Model model, Outlet ou
     const double inv = f[at(j)].x;
     mine = then(mine, Affine{slope(j, inv), scaled_rhs(j, w[at(j)], Heat ? rock(0, at(j)) : 0.0, inv)});
   }
-  double d = exclusive_scan<true>(mine, shared, sync).b;  // d'_(first - 1): the value entering this run
+  double d = exclusive_scan<true>(mine, shared).b;  // d'_(first - 1): the value entering this run
   const auto forward = [&](int j, double wj, double sj, double inv) {
     d = fma(slope(j, inv), d, scaled_rhs(j, wj, sj, inv));
     w[at(j)] = d;
@@ -331,7 +335,7 @@ __device__ inline void water_step(const Groups& g, int n, Model model, Outlet ou
   mine = Affine{1.0, 0.0};
 #pragma unroll 8
   for (int j = last - 1; j >= first; --j) mine = then(mine, Affine{-f[at(j)].y, w[at(j)]});
-  double x = exclusive_scan<false>(mine, shared, sync).b;  // x_last: the value entering this run
+  double x = exclusive_scan<false>(mine, shared).b;  // x_last: the value entering this run
   const auto backward = [&](int j, double dj, double cj, double sj, double s1j) {
     x = fma(-cj, x, dj);
     w[at(j)] = x;

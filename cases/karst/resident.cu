@@ -57,11 +57,6 @@ struct StepForcing {
   double dt = 0.0, v = 0.0, inlet = 0.0;
 };
 
-// A barrier over the water threads only (the block may have more): named barrier 1.
-struct WaterSync {
-  __device__ void operator()() const { asm volatile("bar.sync 1, %0;" ::"n"(kWaterThreads) : "memory"); }
-};
-
 // The water arrays' length in the strided layout: 128 runs of ceil(N / 128) nodes.
 __host__ __device__ inline std::size_t water_extent(std::size_t n) { return (n + kWaterThreads - 1) / kWaterThreads * kWaterThreads; }
 
@@ -115,7 +110,7 @@ __global__ void __launch_bounds__(kMaxThreads) resident_kernel(ResidentRun run, 
   double* rows = w + extent;         // rows 0 and 1 of every column (WallRows), block 0
   double* rock = rows + 2 * extent;  // this block's columns' rows R.., row i of local column c at (i - R) * columns + c
   __shared__ double walls[2];  // 2 FoBi of the LU and the UL factors
-  __shared__ Affine scan[kWaterWarps];
+  __shared__ Affine scan[kMaxThreads / 32];  // the water step's, one per warp
 
   const double* w0 = cluster.map_shared_rank(w, 0);
   double* rows0 = cluster.map_shared_rank(rows, 0);
@@ -169,7 +164,10 @@ __global__ void __launch_bounds__(kMaxThreads) resident_kernel(ResidentRun run, 
     if constexpr (R > 1) rows0[extent + node] = top[1];
     else rows0[extent + node] = rock[c];
   };
-  // Block 0: the water of step s; `finish`: then row 0 of step s + 1's UL elimination.
+  // Block 0: the water of step s; `finish`: then row 0 of step s + 1's UL elimination. Every thread
+  // of the block runs the water step (those past the first kWaterThreads own no nodes), so that it
+  // meets at __syncthreads() rather than at a named barrier over the water threads alone: that is
+  // as fast (cases/karst/README.md, "Sanitizers"), and racecheck can check it.
   const auto water = [&](std::size_t s, const StepForcing& f, bool finish) {
     if (!have_water || water_dt != f.dt || water_v != f.v) {
       __syncthreads();
@@ -179,16 +177,12 @@ __global__ void __launch_bounds__(kMaxThreads) resident_kernel(ResidentRun run, 
       water_dt = f.dt;
       water_v = f.v;
     }
-    if (threadIdx.x < kWaterThreads) {
-      const WaterStep ws{f.dt, f.v, f.inlet, s, run.curves + k * steps};
-      const WallRows wall{rows, extent};
-      if (finish)
-        water_step<true, true, true>(g, n, Model::heat, run.outlet, ws, pivots, w, wall, ul_elim[0], walls[1], scan,
-                               WaterSync{});
-      else
-        water_step<true, false, true>(g, n, Model::heat, run.outlet, ws, pivots, w, wall, make_double2(0.0, 0.0), 0.0,
-                                scan, WaterSync{});
-    }
+    const WaterStep ws{f.dt, f.v, f.inlet, s, run.curves + k * steps};
+    const WallRows wall{rows, extent};
+    if (finish)
+      water_step<true, true, true>(g, n, Model::heat, run.outlet, ws, pivots, w, wall, ul_elim[0], walls[1], scan);
+    else
+      water_step<true, false, true>(g, n, Model::heat, run.outlet, ws, pivots, w, wall, make_double2(0.0, 0.0), 0.0, scan);
     __syncthreads();
   };
 
