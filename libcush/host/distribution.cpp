@@ -74,23 +74,11 @@ std::string Distribution::name() const {
 
 namespace detail {
 
-std::vector<std::size_t> uniform_counts(std::size_t n, std::size_t p, std::size_t granularity) {
-  // Whole granules, the first (granules mod p) devices one more; the partial granule (if any)
-  // joins the segment holding the last whole granule, or follows it on the next device.
-  const std::size_t granules = n / granularity;
-  const std::size_t rest = n % granularity;
-  const std::size_t base = granules / p;
-  const std::size_t extra = granules % p;
-  std::vector<std::size_t> counts(p);
-  for (std::size_t i = 0; i < p; ++i) counts[i] = (base + (i < extra ? 1 : 0)) * granularity;
-  if (rest > 0) counts[base > 0 ? p - 1 : extra] += rest;
-  return counts;
-}
-
 std::pair<std::size_t, std::size_t> uniform_share(std::size_t n, std::size_t p, std::size_t granularity,
                                                   std::size_t i) {
-  // As uniform_counts: device k holds base (+ 1 for k < extra) granules; the partial granule
-  // belongs to device `owner`.
+  // Whole granules: device k holds base of them, one more for k < extra (granules mod p). The
+  // partial granule (if any) goes to `owner`: it joins the segment holding the last whole granule,
+  // or follows it on the next device.
   const std::size_t granules = n / granularity;
   const std::size_t rest = n % granularity;
   const std::size_t base = granules / p;
@@ -99,6 +87,12 @@ std::pair<std::size_t, std::size_t> uniform_share(std::size_t n, std::size_t p, 
   const std::size_t offset = (i * base + std::min(i, extra)) * granularity + (owner < i ? rest : 0);
   const std::size_t count = (base + (i < extra ? 1 : 0)) * granularity + (owner == i ? rest : 0);
   return {offset, count};
+}
+
+std::vector<std::size_t> uniform_counts(std::size_t n, std::size_t p, std::size_t granularity) {
+  std::vector<std::size_t> counts(p);
+  for (std::size_t i = 0; i < p; ++i) counts[i] = uniform_share(n, p, granularity, i).second;
+  return counts;
 }
 
 std::vector<std::size_t> proportional_counts(std::size_t n, std::span<const double> weights,

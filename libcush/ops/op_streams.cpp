@@ -97,7 +97,11 @@ void OpStreams::finish() {
   for (const auto& [waiter, on] : joins_)
     if (end[on] == nullptr) end[on] = record(on, parts_[on].work);
   for (const auto& [waiter, on] : joins_) {
-    CUSH_CUDA_CHECK(cudaStreamWaitEvent(parts_[waiter].work, end[on], 0));
+    // Named copies: CUSH_CUDA_CHECK's lambda cannot capture structured bindings before C++20's
+    // rules, which clang implements from version 16 only.
+    const cudaStream_t stream = parts_[waiter].work;
+    const cudaEvent_t event = end[on];
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(stream, event, 0));
   }
   joins_.clear();
   for (std::size_t k = 0; k < parts_.size(); ++k) {
