@@ -4,7 +4,7 @@
 # a line per harness: engine, inputs run, seconds, result.
 #
 #   usage: scripts/fuzz.sh [harness ...]          (default: every harness of tests/fuzz)
-#   CUSH_FUZZ_RUNS    inputs per harness (default 1000000)
+#   CUSH_FUZZ_RUNS    inputs per harness (default 1000000; 0: replay the saved inputs only, as CI does)
 #   CUSH_FUZZ_ENGINE  libfuzzer: clang++'s libFuzzer with AddressSanitizer and UBSan, coverage-guided,
 #                     built in build-fuzz (the corpora stay in build-fuzz/corpus/<harness>);
 #                     random: the seeded random driver of the test build (build/);
@@ -65,7 +65,11 @@ run_one() {
   return $rc
 }
 
-echo "fuzz: ${#harnesses[@]} harnesses, $runs inputs each, engine $engine, $jobs at once"
+if [ "$runs" = 0 ]; then
+  echo "fuzz: ${#harnesses[@]} harnesses, saved inputs only (CUSH_FUZZ_RUNS=0), engine $engine, $jobs at once"
+else
+  echo "fuzz: ${#harnesses[@]} harnesses, $runs inputs each, engine $engine, $jobs at once"
+fi
 failed=0
 pids=()
 for name in "${harnesses[@]}"; do

@@ -16,6 +16,9 @@ need_cmd pmccabe pmccabe
 need_cmd python3 python3
 need_file /usr/include/gtest/gtest.h libgtest-dev
 need_file /usr/include/benchmark/benchmark.h libbenchmark-dev
+# scripts/fuzz.sh's libFuzzer build (clang++ with libFuzzer, AddressSanitizer and UBSan); CI builds it.
+need_cmd clang++ clang
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing+=(libclang-rt-dev)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
