@@ -2,7 +2,7 @@
 # Builds the racecheck repros of this folder and runs each configuration under compute-sanitizer
 # racecheck: one line per run (the program's output and the hazards reported), every run's whole
 # report in LOG_DIR/racecheck_repro.log. Needs a GPU of compute capability 9.0 and a build of the
-# library (karst_resident links it):
+# project (for cases/karst's karst_resident_run):
 #   bash scripts/racecheck_repro/run.sh [BUILD_DIR] [LOG_DIR] [RUNS_FILE]
 # RUNS_FILE: one run per line, "PROGRAM ARGS..." (default: runs.txt beside this script).
 set -uo pipefail
@@ -16,8 +16,8 @@ nvcc=/usr/local/cuda/bin/nvcc
 sanitizer=/usr/local/cuda/bin/compute-sanitizer
 flags=(-std=c++20 -O3 -lineinfo --generate-code=arch=compute_90,code=sm_90)
 "$nvcc" "${flags[@]}" -o "$logs/pattern" "$here/pattern.cu" || exit 1
-"$nvcc" "${flags[@]}" -I "$root/include" -I "$root/cases/karst" -o "$logs/karst_resident" "$here/karst_resident.cu" \
-  -L "$build/libcush" -lcush -Xlinker -rpath -Xlinker "$build/libcush" || exit 1
+[ -x "$build/cases/karst/karst_resident_run" ] || { echo "no $build/cases/karst/karst_resident_run: build the project first"; exit 1; }
+ln -sf "$build/cases/karst/karst_resident_run" "$logs/karst_resident_run"
 all="$logs/racecheck_repro.log"
 : >"$all"
 while read -r program args; do
@@ -30,4 +30,4 @@ while read -r program args; do
     "$(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$log" | tr -s ' ' | tr '\n' ' ')"
   { echo "##### $program $args"; cat "$log"; } >>"$all"
 done <"$runs"
-rm -f "$logs/one.log" "$logs/pattern" "$logs/karst_resident"
+rm -f "$logs/one.log" "$logs/pattern" "$logs/karst_resident_run"

@@ -1,8 +1,9 @@
-// Runs the karst case's resident kernel (cases/karst/resident.cu, compiled into this file) once in
-// a shape chosen on the command line, so that racecheck can be pointed at one configuration:
-//   karst_resident N M STEPS MEMBERS CLUSTER [REGISTERS [PERIOD]]
+// Case "karst": runs the resident kernel (resident.cu, compiled into this program) once in a
+// shape chosen on the command line, not the one resident_shape() picks, so that a tool such as
+// compute-sanitizer can be pointed at one configuration (scripts/racecheck_repro/run.sh):
+//   karst_resident_run N M STEPS MEMBERS CLUSTER [REGISTERS [PERIOD]]
 // dt takes PERIOD values in turn (default 3), so the factors are redone at most steps.
-// Prints the shape and a checksum of the curves. Built and run by scripts/racecheck_repro/run.sh.
+// Prints the shape and a checksum of the curves.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
