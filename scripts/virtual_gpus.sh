@@ -4,6 +4,7 @@
 # scripts/gpu_check.sh's build step). Logs go to $OUT; a summary is printed last.
 #
 #   usage: scripts/virtual_gpus.sh [suite] [sanitize]      (default: suite)
+#          scripts/virtual_gpus.sh status    a run started with CUSH_DETACH=1 (gpu_script.sh)
 #   suite     ctest -L gpu with CUSH_VIRTUAL_GPUS=N for each N of CUSH_VIRTUAL_COUNTS (default
 #             "2 3 4 8"): passed / skipped / failed per N, and why tests were skipped
 #   sanitize  every GPU test binary and example under each tool of CUSH_SANITIZE_TOOLS (default
