@@ -46,7 +46,8 @@ class Distribution {
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
   [[nodiscard]] Kind kind() const noexcept { return kind_; }
   [[nodiscard]] bool is_replicated() const noexcept { return kind_ == Kind::replicated; }
-  /// "uniform", "weighted(1, 3)", "memory_capacity/granularity 512", ...
+  /// "uniform", "weighted(1, 3)", "memory_capacity/granularity 512", ...; each weight as the
+  /// shortest text that reads back as the same double ("2.5", "1e-07").
   [[nodiscard]] std::string name() const;
 
   /// Element counts per device for n elements over `devices`. For replicated, every count is n.

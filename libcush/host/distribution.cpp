@@ -2,6 +2,7 @@
 #include "host/counts.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -59,10 +60,10 @@ std::string Distribution::name() const {
       n = "weighted(";
       for (std::size_t i = 0; i < weights_.size(); ++i) {
         if (i > 0) n += ", ";
-        std::string w = std::to_string(weights_[i]);
-        w.erase(w.find_last_not_of('0') + 1);  // "2.500000" -> "2.5", "3.000000" -> "3."
-        if (!w.empty() && w.back() == '.') w.pop_back();
-        n += w;
+        // The shortest text that reads back as the same double: "2.5", "3", "1e-07".
+        char text[32];
+        const auto written = std::to_chars(text, text + sizeof text, weights_[i]);
+        n.append(text, written.ptr);
       }
       n += ")";
       break;

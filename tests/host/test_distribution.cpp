@@ -113,6 +113,9 @@ TEST(BadInput, IsRejectedWithTheArgumentNamed) {
 TEST(Names, DescribeTheRule) {
   EXPECT_EQ(Distribution::uniform().name(), "uniform");
   EXPECT_EQ(Distribution::weighted({1, 2.5}).name(), "weighted(1, 2.5)");
+  // Each weight reads back exactly: not rounded to six decimals.
+  EXPECT_EQ(Distribution::weighted({1e-7, 1}).name(), "weighted(1e-07, 1)");
+  EXPECT_EQ(Distribution::weighted({0.1 + 0.2, 4800}).name(), "weighted(0.30000000000000004, 4800)");
   EXPECT_EQ(Distribution::memory_capacity().with_granularity(512).name(), "memory_capacity/granularity 512");
 }
 
