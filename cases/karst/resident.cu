@@ -251,6 +251,21 @@ void allow(const ResidentShape& shape) {
                                        shape.cluster > 8 ? 1 : 0));
 }
 
+// The shape of `grid` over clusters of `cluster` blocks with `registers` rows in registers (R), its
+// active_clusters left 0; none where a block would have more than kMaxThreads columns.
+std::optional<ResidentShape> shape_of(const Grid& grid, int cluster, int registers) {
+  if (cluster < 1) return std::nullopt;
+  const std::size_t columns = (grid.n + cluster - 1) / cluster;
+  if (columns > static_cast<std::size_t>(kMaxThreads)) return std::nullopt;
+  ResidentShape shape;
+  shape.cluster = cluster;
+  shape.columns = static_cast<int>(columns);
+  shape.threads = std::max(kWaterThreads, (shape.columns + 31) / 32 * 32);
+  shape.shared = shared_bytes(grid.n, grid.m, columns, registers);
+  shape.registers = registers;
+  return shape;
+}
+
 }  // namespace
 
 std::optional<ResidentShape> resident_shape(const Grid& grid) {
@@ -267,16 +282,9 @@ std::optional<ResidentShape> resident_shape(const Grid& grid) {
     cudaFuncAttributes attributes{};
     CUSH_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel(registers)));
     for (int cluster = 1; cluster <= kMaxCluster; cluster *= 2) {
-      const std::size_t columns = (grid.n + cluster - 1) / cluster;
-      if (columns > static_cast<std::size_t>(kMaxThreads)) continue;
-      const std::size_t shared = shared_bytes(grid.n, grid.m, columns, registers);
-      if (shared + attributes.sharedSizeBytes > static_cast<std::size_t>(optin)) continue;
-      ResidentShape shape;
-      shape.cluster = cluster;
-      shape.columns = static_cast<int>(columns);
-      shape.threads = std::max(kWaterThreads, static_cast<int>((columns + 31) / 32 * 32));
-      shape.shared = shared;
-      shape.registers = registers;
+      std::optional<ResidentShape> fits = shape_of(grid, cluster, registers);
+      if (!fits || fits->shared + attributes.sharedSizeBytes > static_cast<std::size_t>(optin)) continue;
+      ResidentShape& shape = *fits;
       allow(shape);
       cudaLaunchAttribute attribute{};
       const cudaLaunchConfig_t cfg = config(shape, 1, nullptr, &attribute);

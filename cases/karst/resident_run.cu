@@ -12,37 +12,28 @@
 
 namespace karst = cases::karst;
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    const cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));              \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
-
 template <class T>
 T* upload(const std::vector<T>& v) {
   T* d = nullptr;
-  CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
-  CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CUSH_CUDA_CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
+  CUSH_CUDA_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   if (argc < 6) {
     std::fprintf(stderr, "usage: %s N M STEPS MEMBERS CLUSTER [REGISTERS [PERIOD]]\n", argv[0]);
     return 2;
   }
   karst::Grid grid{std::strtoul(argv[1], nullptr, 10), std::strtoul(argv[2], nullptr, 10), 0.05};
   const std::size_t steps = std::strtoul(argv[3], nullptr, 10), count = std::strtoul(argv[4], nullptr, 10);
-  karst::ResidentShape shape;
-  shape.cluster = std::atoi(argv[5]);
-  shape.registers = argc > 6 ? std::atoi(argv[6]) : 1;
+  const std::optional<karst::ResidentShape> fits = karst::shape_of(grid, std::atoi(argv[5]), argc > 6 ? std::atoi(argv[6]) : 1);
+  if (!fits) {
+    std::fprintf(stderr, "karst_resident_run: no shape with clusters of %s blocks for N %zu\n", argv[5], grid.n);
+    return 2;
+  }
+  const karst::ResidentShape& shape = *fits;
   const std::size_t period = argc > 7 ? std::strtoul(argv[7], nullptr, 10) : 3;
-  shape.columns = static_cast<int>((grid.n + shape.cluster - 1) / shape.cluster);
-  shape.threads = std::max(karst::device::kWaterThreads, (shape.columns + 31) / 32 * 32);
-  shape.shared = karst::shared_bytes(grid.n, grid.m, static_cast<std::size_t>(shape.columns), shape.registers);
 
   std::vector<karst::Groups> members(count);
   for (std::size_t k = 0; k < count; ++k) members[k] = karst::Groups{900.0 + 10.0 * k, 3.0 + 0.1 * k, 2.0, 2.235, 0.0};
@@ -58,22 +49,25 @@ int main(int argc, char** argv) {
   run.forcing = upload(forcing);
   run.steps = steps;
   run.grid = grid;
-  CHECK(cudaMalloc(&run.curves, count * steps * sizeof(double)));
-  CHECK(cudaMalloc(&run.rock, count * grid.m * grid.n * sizeof(double)));
-  CHECK(cudaMalloc(&run.water, count * grid.n * sizeof(double)));
+  CUSH_CUDA_CHECK(cudaMalloc(&run.curves, count * steps * sizeof(double)));
+  CUSH_CUDA_CHECK(cudaMalloc(&run.rock, count * grid.m * grid.n * sizeof(double)));
+  CUSH_CUDA_CHECK(cudaMalloc(&run.water, count * grid.n * sizeof(double)));
   karst::launch_resident(run, shape, nullptr);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
+  CUSH_CUDA_CHECK(cudaGetLastError());
+  CUSH_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<double> curves(count * steps);
-  CHECK(cudaMemcpy(curves.data(), run.curves, curves.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  CUSH_CUDA_CHECK(cudaMemcpy(curves.data(), run.curves, curves.size() * sizeof(double), cudaMemcpyDeviceToHost));
   double sum = 0.0;
   for (double c : curves) sum += c;
   std::printf("N %zu M %zu steps %zu members %zu: cluster %d, %d columns, %d threads, %zu B shared, R %d; curves sum %.17g\n",
               grid.n, grid.m, steps, count, shape.cluster, shape.columns, shape.threads, shape.shared, shape.registers, sum);
-  CHECK(cudaFree(const_cast<karst::Groups*>(run.members)));
-  CHECK(cudaFree(const_cast<double*>(run.forcing)));
-  CHECK(cudaFree(run.curves));
-  CHECK(cudaFree(run.rock));
-  CHECK(cudaFree(run.water));
+  CUSH_CUDA_CHECK(cudaFree(const_cast<karst::Groups*>(run.members)));
+  CUSH_CUDA_CHECK(cudaFree(const_cast<double*>(run.forcing)));
+  CUSH_CUDA_CHECK(cudaFree(run.curves));
+  CUSH_CUDA_CHECK(cudaFree(run.rock));
+  CUSH_CUDA_CHECK(cudaFree(run.water));
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "karst_resident_run: %s\n", e.what());
+  return 1;
 }
