@@ -26,7 +26,7 @@ steps=" ${*:-suite} "
 if [[ "$steps" == *" suite "* ]]; then
   for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
     log="$OUT/ctest_virtual_$n.log"
-    (cd "$build" && CUSH_VIRTUAL_GPUS=$n timeout 900 ctest -L gpu -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
+    (cd "$build" && CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
     rc=$?
     total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
     failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)

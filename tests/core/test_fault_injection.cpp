@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/fault_injection.hpp"
 #include "cush/error.hpp"
+#include "support/fault_run.hpp"
 
 namespace {
 
@@ -138,4 +140,49 @@ TEST(FaultInjection, SitesReadTheSameOnEveryHost) {
   EXPECT_EQ(s.str(), "libcush/core/stream.cpp:13\tcudaStreamCreateWithFlags(&stream_, flags)");
   const faults::Site c{"/x/cases/fft/kernels.cu", 9, "cufftCreate(&h)"};
   EXPECT_EQ(c.str(), "cases/fft/kernels.cu:9\tcufftCreate(&h)");
+}
+
+// Which calls a walk fails (tests/support/fault_run.hpp): all of them up to 4 GPUs or up to
+// max_sampled_runs calls; beyond, a sample that keeps every site's first call and the last.
+TEST(FaultWalkSample, EveryCallWithUpToFourGpusOrFewCalls) {
+  faults::Record r;
+  r.calls = 5000;
+  for (std::size_t gpus : {1u, 2u, 4u}) {
+    const std::vector<std::size_t> ks = cush_test::fault_run::calls_to_fail(r, gpus);
+    ASSERT_EQ(ks.size(), r.calls) << gpus << " GPUs";
+    for (std::size_t k = 0; k < ks.size(); ++k) EXPECT_EQ(ks[k], k);
+  }
+  r.calls = cush_test::fault_run::max_sampled_runs;
+  EXPECT_EQ(cush_test::fault_run::calls_to_fail(r, 8).size(), r.calls);
+  r.calls = 0;
+  EXPECT_TRUE(cush_test::fault_run::calls_to_fail(r, 8).empty());
+}
+
+TEST(FaultWalkSample, MoreGpusKeepEverySitesFirstCallTheLastAndAnEvenSpread) {
+  faults::Record r;
+  r.calls = 10007;
+  // 40 sites whose first calls bunch up at the start, where an even spread would miss them.
+  for (int s = 0; s < 40; ++s) r.sites[faults::Site{"f.cpp", s, "cudaCall()"}] = static_cast<std::size_t>(3 * s + 1);
+  const std::vector<std::size_t> ks = cush_test::fault_run::calls_to_fail(r, 8);
+  EXPECT_LE(ks.size(), cush_test::fault_run::max_sampled_runs);
+  EXPECT_GT(ks.size(), cush_test::fault_run::max_sampled_runs - 40);  // the spread collides with a few firsts at most
+  EXPECT_TRUE(std::is_sorted(ks.begin(), ks.end()));
+  EXPECT_EQ(std::adjacent_find(ks.begin(), ks.end()), ks.end()) << "a call twice";
+  for (const auto& [site, first] : r.sites) EXPECT_TRUE(std::binary_search(ks.begin(), ks.end(), first)) << first;
+  EXPECT_EQ(ks.front(), 0u);
+  EXPECT_EQ(ks.back(), r.calls - 1);
+  // Evenly spread: no gap between two failed calls is much wider than calls / runs.
+  std::size_t widest = 0;
+  for (std::size_t i = 1; i < ks.size(); ++i) widest = std::max(widest, ks[i] - ks[i - 1]);
+  EXPECT_LE(widest, 2 * r.calls / ks.size());
+}
+
+TEST(FaultWalkSample, MoreSitesThanTheLimitAreAllFailed) {
+  faults::Record r;
+  r.calls = 100000;
+  for (std::size_t s = 0; s < 2 * cush_test::fault_run::max_sampled_runs; ++s)
+    r.sites[faults::Site{"g.cpp", static_cast<int>(s), "cudaCall()"}] = 7 * s + 3;
+  const std::vector<std::size_t> ks = cush_test::fault_run::calls_to_fail(r, 16);
+  EXPECT_EQ(ks.size(), r.sites.size() + 1);  // every first call and the last one
+  for (const auto& [site, first] : r.sites) EXPECT_TRUE(std::binary_search(ks.begin(), ks.end(), first));
 }

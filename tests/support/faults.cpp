@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -120,6 +121,19 @@ Outcome fail_once(const std::function<void()>& action, std::optional<std::size_t
   return o;
 }
 
+std::vector<std::size_t> calls_to_fail(const faults::Record& counted, std::size_t gpus) {
+  std::set<std::size_t> chosen;
+  if (gpus <= 4 || counted.calls <= max_sampled_runs) {
+    for (std::size_t k = 0; k < counted.calls; ++k) chosen.insert(k);
+  } else {
+    for (const auto& [site, first] : counted.sites) chosen.insert(first);
+    chosen.insert(counted.calls - 1);
+    const std::size_t spaced = max_sampled_runs > chosen.size() ? max_sampled_runs - chosen.size() : 0;
+    for (std::size_t i = 0; i < spaced; ++i) chosen.insert(i * counted.calls / spaced);
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
 }  // namespace fault_run
 
 namespace {
@@ -152,6 +166,25 @@ void check_memory(std::vector<std::size_t>& level, const std::string& at, const 
   level = repeated;
 }
 
+// Progress of a long walk, every 30 s: which call, of how many, and the time taken.
+class Progress {
+ public:
+  Progress(const std::string& name, std::size_t runs) : name_(name), runs_(runs) {}
+  void at(std::size_t run) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::seconds(30)) return;
+    last_ = now;
+    std::printf("[ faults   ] %s: run %zu of %zu, %.0f s\n", name_.c_str(), run + 1, runs_,
+                std::chrono::duration<double>(now - start_).count());
+    std::fflush(stdout);
+  }
+
+ private:
+  std::string name_;
+  std::size_t runs_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 }  // namespace
 
 FaultWalk walk_faults(const std::string& name, const std::function<void()>& action,
@@ -162,15 +195,25 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
   const std::vector<std::size_t> before = measure ? gpu_free_memory() : std::vector<std::size_t>{};
 
   FaultWalk walk;
+  faults::Record counted;
   {
     faults::Armed counting(std::nullopt);
     action();
-    walk.calls = counting.disarm().calls;
+    counted = counting.disarm();
   }
+  walk.calls = counted.calls;
+  const std::vector<std::size_t> ks = fault_run::calls_to_fail(counted, cush::DeviceSet::all().size());
+  walk.runs = ks.size();
+  if (walk.runs < walk.calls)
+    std::printf("[ faults   ] %s: %zu GPUs, %zu calls: failing %zu of them (every site's first, the last, evenly spaced)\n",
+                name.c_str(), cush::DeviceSet::all().size(), walk.calls, walk.runs);
   std::set<faults::Site> failed_sites;
   std::vector<std::size_t> level = before;  // free memory the objects that outlive a run may keep
   std::size_t not_reached = 0;
-  for (std::size_t k = 0; k < walk.calls; ++k) {
+  Progress progress(name, ks.size());
+  for (std::size_t run = 0; run < ks.size(); ++run) {
+    const std::size_t k = ks[run];
+    progress.at(run);
     const std::string at = name + ", call " + std::to_string(k) + " of " + std::to_string(walk.calls) + ": ";
     const Outcome o = fail_once(action, k);
     if (!o.record.failed) {
@@ -201,10 +244,10 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
     });
     if (::testing::Test::HasFatalFailure()) break;
   }
-  const std::size_t failed = walk.calls - not_reached;
+  const std::size_t failed = walk.runs - not_reached;
   if (not_reached > 0)
-    std::printf("[ faults   ] %s: %zu of the %zu calls were not reached in their run (another path)\n", name.c_str(),
-                not_reached, walk.calls);
+    std::printf("[ faults   ] %s: %zu of the %zu calls to fail were not reached in their run (another path)\n",
+                name.c_str(), not_reached, walk.runs);
   walk.sites = failed_sites.size();
   for (std::size_t d = 0; d < level.size(); ++d) walk.kept += static_cast<long long>(before[d]) - static_cast<long long>(level[d]);
   fault_run::add_covered(failed_sites);

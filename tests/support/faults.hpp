@@ -14,7 +14,8 @@ namespace cush_test {
 
 /// What a walk did.
 struct FaultWalk {
-  std::size_t calls = 0;  ///< checked calls of one run of the scenario: each was failed once
+  std::size_t calls = 0;  ///< checked calls of one run of the scenario
+  std::size_t runs = 0;   ///< runs with one of them failing: `calls`, or fewer with more than 4 GPUs
   std::size_t sites = 0;  ///< distinct places in the source among them
   long long kept = 0;     ///< bytes of GPU memory that outliving objects hold after the walk
 };
@@ -28,7 +29,10 @@ std::vector<std::size_t> gpu_free_memory();
 void load_process_caches();
 
 /// Runs `action` once as it is (loading kernels, filling caches), once counting its checked
-/// calls, then once per call k with call k failing. After each failing run it checks, with
+/// calls, then once per call k with call k failing: every call with up to 4 GPUs; with more,
+/// where the runs are longer and repeat each call once per GPU, every site's first call, the
+/// last call and evenly spaced ones, 300 runs at most (more only if the run has more sites).
+/// Prints its progress every 30 s. After each failing run it checks, with
 /// gtest failures naming `name`, k and the call:
 /// - `action` threw a cush::Error of the call's kind (CudaError or, for allocations,
 ///   OutOfMemory; NcclError; cush::Error for cuBLAS and cuFFT) whose message names the call;
