@@ -28,7 +28,8 @@ std::vector<std::size_t> gpu_free_memory();
 /// takes it when the stream is busy, which depends on timing), cush's kernels, a field's.
 void load_process_caches();
 
-/// Runs `action` once as it is (loading kernels, filling caches), once counting its checked
+/// Calls load_process_caches() (once per process), runs `action` once as it is (loading
+/// kernels, filling caches), once counting its checked
 /// calls, then once per call k with call k failing: every call with up to 4 GPUs; with more,
 /// where the runs are longer and repeat each call once per GPU, every site's first call, the
 /// last call and evenly spaced ones, 300 runs at most (more only if the run has more sites).
