@@ -17,6 +17,9 @@
 #                            separate processes (default 1)
 #   CUSH_SANITIZE_FILTER     gtest filter for the test binaries (default: all tests)
 #   CUSH_SANITIZE_ONLY       regex: only the binaries and examples whose names match (default: all)
+#   CUSH_SANITIZE_PICK       "name[shard/shards] ..." as the summary prints them (e.g.
+#                            "test_case_fft_gpu[0/8]"; an example by its name): only those run,
+#                            to finish what an earlier run left (shards: CUSH_SANITIZE_SHARDS)
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
 summary_name=virtual_summary.txt
@@ -90,6 +93,10 @@ if [[ "$steps" == *" sanitize "* ]]; then
         shards=1
         [[ "$name" == test_*_gpu ]] && shards=${CUSH_SANITIZE_SHARDS:-1}
         for ((shard = 0; shard < shards; ++shard)); do
+          if [ -n "${CUSH_SANITIZE_PICK:-}" ]; then
+            picked="$name"; [ "$shards" -gt 1 ] && picked+="[$shard/$shards]"
+            [[ " $CUSH_SANITIZE_PICK " == *" $picked "* ]] || continue
+          fi
           while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
           sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" &
         done
