@@ -209,11 +209,12 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
     counted = counting.disarm();
   }
   walk.calls = counted.calls;
-  const std::vector<std::size_t> ks = fault_run::calls_to_fail(counted, cush::DeviceSet::all().size());
+  const std::size_t gpus = cush::DeviceSet::all().size();
+  const std::vector<std::size_t> ks = fault_run::calls_to_fail(counted, gpus);
   walk.runs = ks.size();
   if (walk.runs < walk.calls)
     std::printf("[ faults   ] %s: %zu GPUs, %zu calls: failing %zu of them (every site's first, the last, evenly spaced)\n",
-                name.c_str(), cush::DeviceSet::all().size(), walk.calls, walk.runs);
+                name.c_str(), gpus, walk.calls, walk.runs);
   std::set<faults::Site> failed_sites;
   std::vector<std::size_t> level = before;  // free memory the objects that outlive a run may keep
   std::size_t not_reached = 0;
