@@ -20,6 +20,10 @@
 #   CUSH_SANITIZE_PICK       "name[shard/shards] ..." as the summary prints them (e.g.
 #                            "test_case_fft_gpu[0/8]"; an example by its name): only those run,
 #                            to finish what an earlier run left (shards: CUSH_SANITIZE_SHARDS)
+#   CUSH_SANITIZE_ALONE      "Suite.Test ...": each such test runs in a process of its own (named
+#                            "binary(Suite.Test)" in the summary and in CUSH_SANITIZE_PICK), left
+#                            out of its binary's shards: the long tests, which else hold a shard
+#                            past its limit and leave the tests after them unrun
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
 summary_name=virtual_summary.txt
@@ -43,15 +47,28 @@ if [[ "$steps" == *" suite "* ]]; then
   done
 fi
 
+# The gtest filter of the test binaries' shards: CUSH_SANITIZE_FILTER less the tests run alone.
+shard_filter() {
+  local filter=${CUSH_SANITIZE_FILTER:-*} alone
+  alone=$(echo ${CUSH_SANITIZE_ALONE:-} | tr ' ' ':')
+  [ -z "$alone" ] && { echo "$filter"; return; }
+  if [[ "$filter" == *-* ]]; then echo "$filter:$alone"; else echo "$filter-$alone"; fi
+}
+
 # One binary under one tool: its log in $2, its result ("name N;") in $2.result. $5/$6: the
-# GoogleTest shard it runs, of how many (0 1: all its tests).
+# GoogleTest shard it runs, of how many (0 1: all its tests). $7: a test run alone (its name),
+# instead of the binary's shard.
 sanitize_one() {
-  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 bin args=() extra=() rc count name result
+  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} bin args=() extra=() rc count name result
   bin=${entry%%:*}
   name=$(basename "$bin")
   [ "$shards" -gt 1 ] && name+="[$shard/$shards]"
   if [ "$bin" != "$entry" ]; then IFS=, read -r -a args <<<"${entry#*:}"; fi
-  [[ "$bin" == */test_*_gpu ]] && args=(--gtest_filter="${CUSH_SANITIZE_FILTER:-*}")
+  [[ "$bin" == */test_*_gpu ]] && args=(--gtest_filter="$(shard_filter)")
+  if [ -n "$test" ]; then
+    name="$(basename "$bin")($test)"
+    args=(--gtest_filter="$test")
+  fi
   [ "$tool" = memcheck ] && extra=(--leak-check full)
   echo "=== $name ${args[*]}" >"$log"
   GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
@@ -92,13 +109,28 @@ if [[ "$steps" == *" sanitize "* ]]; then
         fi
         shards=1
         [[ "$name" == test_*_gpu ]] && shards=${CUSH_SANITIZE_SHARDS:-1}
-        for ((shard = 0; shard < shards; ++shard)); do
+        # The tests of this binary run alone, each in its own process, beside its shards.
+        runs=()  # the long tests first
+        if [[ "$name" == test_*_gpu ]]; then
+          for test in ${CUSH_SANITIZE_ALONE:-}; do
+            "${entry%%:*}" --gtest_list_tests --gtest_filter="$test" 2>/dev/null | grep -q '^  ' && runs+=("$test")
+          done
+        fi
+        for ((shard = 0; shard < shards; ++shard)); do runs+=("$shard"); done
+        for run in "${runs[@]}"; do
+          shard=$run test=""
+          [[ "$run" =~ ^[0-9]+$ ]] || { shard=0 test=$run; }
           if [ -n "${CUSH_SANITIZE_PICK:-}" ]; then
             picked="$name"; [ "$shards" -gt 1 ] && picked+="[$shard/$shards]"
+            [ -n "$test" ] && picked="$name($test)"
             [[ " $CUSH_SANITIZE_PICK " == *" $picked "* ]] || continue
           fi
           while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-          sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" &
+          if [ -n "$test" ]; then
+            sanitize_one "$tool" "$dir/$name.$test.log" "$n" "$entry" 0 1 "$test" &
+          else
+            sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" &
+          fi
         done
       done
       wait
