@@ -10,6 +10,7 @@
 #   sanitize  every GPU test binary and example under each tool of CUSH_SANITIZE_TOOLS (default
 #             "memcheck racecheck synccheck"; memcheck with the leak check) for each N of
 #             CUSH_SANITIZE_COUNTS (default "2 4"): the tool's error count per binary
+#   CUSH_SUITE_TESTS         regex: only the GPU tests whose ctest names match (ctest -R; default: all)
 #   CUSH_BUILD_DIR           the build (default build-gpu)
 #   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
 #   CUSH_SANITIZE_JOBS       binaries run side by side under a tool (default 1)
@@ -33,7 +34,7 @@ steps=" ${*:-suite} "
 if [[ "$steps" == *" suite "* ]]; then
   for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
     log="$OUT/ctest_virtual_$n.log"
-    (cd "$build" && CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
+    (cd "$build" && CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
     rc=$?
     total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
     failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)

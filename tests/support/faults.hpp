@@ -25,10 +25,11 @@ std::vector<std::size_t> gpu_free_memory();
 
 /// Makes cush create what it keeps for the whole process on first use, so that free memory
 /// measured afterwards does not count it: the staging engine of every device (a host transfer
-/// takes it when the stream is busy, which depends on timing), cush's kernels, a field's.
+/// takes it when the stream is busy, which depends on timing), cush's kernels, a field's. Does
+/// the work once per process; later calls return at once.
 void load_process_caches();
 
-/// Calls load_process_caches() (once per process), runs `action` once as it is (loading
+/// Calls load_process_caches(), runs `action` once as it is (loading
 /// kernels, filling caches), once counting its checked
 /// calls, then once per call k with call k failing: every call with up to 4 GPUs; with more,
 /// where the runs are longer and repeat each call once per GPU, every site's first call, the
