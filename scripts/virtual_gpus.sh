@@ -11,6 +11,9 @@
 #             "memcheck racecheck synccheck"; memcheck with the leak check) for each N of
 #             CUSH_SANITIZE_COUNTS (default "2 4"): the tool's error count per binary
 #   CUSH_SUITE_TESTS         regex: only the GPU tests whose ctest names match (ctest -R; default: all)
+#   CUSH_HEAP_CHECK=1        the suite with glibc's heap checks (libc_malloc_debug, check=3, freed
+#                            memory overwritten): a write into freed host memory (a copy still
+#                            running after an exception freed its buffer) aborts the test
 #   CUSH_BUILD_DIR           the build (default build-gpu)
 #   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
 #   CUSH_SANITIZE_JOBS       binaries run side by side under a tool (default 1)
@@ -34,13 +37,15 @@ steps=" ${*:-suite} "
 if [[ "$steps" == *" suite "* ]]; then
   for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
     log="$OUT/ctest_virtual_$n.log"
-    (cd "$build" && CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
+    heap=()
+    [ -n "${CUSH_HEAP_CHECK:-}" ] && heap=(LD_PRELOAD=libc_malloc_debug.so.0 GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.perturb=165)
+    (cd "$build" && env "${heap[@]}" CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
     rc=$?
     total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
     failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
     failed=${failed:-0}  # ctest says "100% tests passed out of N" when none failed
     skipped=$(grep -c '(Skipped)' "$log")
-    note "CUSH_VIRTUAL_GPUS=$n: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(elapsed))"
+    note "CUSH_VIRTUAL_GPUS=$n${CUSH_HEAP_CHECK:+ (heap checks)}: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(elapsed))"
     grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /' | tee -a "$summary"
     # Why tests skipped: GoogleTest wrote the reason on the line after "Skipped".
     grep -A1 ": Skipped$" "$build/Testing/Temporary/LastTest.log" | grep -v -e ": Skipped$" -e "^--$" | sort |

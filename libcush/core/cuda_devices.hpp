@@ -9,6 +9,7 @@
 
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cush::detail {
@@ -37,6 +38,19 @@ void set_current_device(int logical);
 /// all its work, so that nothing the operation enqueued still reads or writes the caller's
 /// buffers or leaves its plans' streams out of order. Reports failures on stderr.
 void finish_devices(std::span<const int> logical) noexcept;
+/// Runs `f`; if it throws, finishes every device of `logical` before the exception goes on. An
+/// operation that fails part-way, or before it enqueues anything, must not leave its devices
+/// running earlier work on host buffers that the exception's unwinding is about to free (the
+/// caller's buffers declared after the plan; docs/reliability.md, "After a failure").
+template <class F>
+void finishing_on_error(std::span<const int> logical, F&& f) {
+  try {
+    std::forward<F>(f)();
+  } catch (...) {
+    finish_devices(logical);
+    throw;
+  }
+}
 
 [[nodiscard]] cudaDeviceProp device_properties(int logical);
 [[nodiscard]] int device_attribute(cudaDeviceAttr attribute, int logical);

@@ -10,6 +10,7 @@
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
+#include "core/cuda_devices.hpp"
 #include "core/stream_idle.hpp"
 #include "core/stream_set.hpp"
 #include "cush/stream.hpp"
@@ -294,15 +295,20 @@ bool FieldBase::done() const {
 void FieldBase::scatter_bytes(const void* host) {
   Impl& f = *live(impl_);
   if (host == nullptr) throw InvalidArgument("cush::Field::scatter", "host", "is null");
-  for (std::size_t k = 0; k < f.grid.size(); ++k)
-    for (std::size_t c = 0; c < f.components; ++c) f.copy_block(k, const_cast<void*>(host), true, c);
+  // A failed block copy leaves none of the others still reading the caller's buffer.
+  detail::finishing_on_error(f.devices.ids(), [&] {
+    for (std::size_t k = 0; k < f.grid.size(); ++k)
+      for (std::size_t c = 0; c < f.components; ++c) f.copy_block(k, const_cast<void*>(host), true, c);
+  });
 }
 
 void FieldBase::gather_bytes(void* host) {
   Impl& f = *live(impl_);
   if (host == nullptr) throw InvalidArgument("cush::Field::gather", "host", "is null");
-  for (std::size_t k = 0; k < f.grid.size(); ++k)
-    for (std::size_t c = 0; c < f.components; ++c) f.copy_block(k, host, false, c);
+  detail::finishing_on_error(f.devices.ids(), [&] {
+    for (std::size_t k = 0; k < f.grid.size(); ++k)
+      for (std::size_t c = 0; c < f.components; ++c) f.copy_block(k, host, false, c);
+  });
 }
 
 }  // namespace cush

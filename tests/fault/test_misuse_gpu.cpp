@@ -43,6 +43,41 @@ TEST(Misuse, DestroyingAPlanWithWorkInFlightFinishesTheWork) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+// A field's gather copies block by block; when the copy of a later block fails, the earlier
+// blocks' copies into the caller's buffer (registered memory: truly asynchronous, queued behind a
+// 300 ms kernel) have finished before the exception leaves (promise 2), so unwinding may free the
+// buffer. Each checked call of the gather fails in turn.
+TEST(Misuse, AFailedFieldGatherLeavesNoBlockCopyRunning) {
+  CUSH_REQUIRE_GPUS(2);
+  const DeviceSet gpus = DeviceSet::all();
+  const cush::Extent3 e{33, 21, 4 * gpus.size() + 1};
+  const std::vector<double> host = cush_test::random_values<double>(e[0] * e[1] * e[2]);
+  std::vector<double> out(host.size(), 0.0);
+  const cush::HostRegistration pinned{std::span<double>(out)};
+  cush::Field<double> f(gpus, e, 1);
+  f.scatter(host.data());
+  f.wait();
+  const std::size_t calls = cush_test::checked_calls([&] { f.gather(out.data()); });
+  f.wait();
+  std::size_t failed_behind_a_copy = 0;
+  for (std::size_t k = 0; k < calls; ++k) {
+    {
+      const cush::DeviceGuard guard(gpus[0]);
+      cush_test::spin(f.stream(0), 300);
+    }
+    if (cush_test::fails_at_call(k, [&] { f.gather(out.data()); })) {
+      EXPECT_TRUE(f.done()) << "the gather threw at its checked call " << k << " of " << calls
+                            << " with block copies still running";
+      ++failed_behind_a_copy;
+    }
+    f.wait();
+  }
+  EXPECT_GE(failed_behind_a_copy, 2u) << "the walk reached too few failing calls to test anything";
+  f.gather(out.data());
+  f.wait();
+  EXPECT_EQ(out, host);
+}
+
 // The same for a field with an exchange in flight: the destructor waits for the blocks' streams
 // and the exchange's own.
 TEST(Misuse, DestroyingAFieldWithAnExchangeInFlightFinishesIt) {

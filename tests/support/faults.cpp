@@ -194,6 +194,23 @@ class Progress {
 
 }  // namespace
 
+std::size_t checked_calls(const std::function<void()>& call) {
+  faults::Armed armed(std::nullopt);
+  call();
+  return armed.disarm().calls;
+}
+
+bool fails_at_call(std::size_t k, const std::function<void()>& call) {
+  faults::Armed armed(k);
+  bool threw = false;
+  try {
+    call();
+  } catch (const cush::Error&) {
+    threw = true;
+  }
+  return threw && armed.disarm().failed.has_value();
+}
+
 FaultWalk walk_faults(const std::string& name, const std::function<void()>& action,
                       const std::function<void()>& recheck) {
   // What cush keeps for the whole process (every device's staging engine, the kernels) made

@@ -29,6 +29,12 @@ std::vector<std::size_t> gpu_free_memory();
 /// the work once per process; later calls return at once.
 void load_process_caches();
 
+/// The checked calls that `call` makes (fault injection counting, nothing failing).
+std::size_t checked_calls(const std::function<void()>& call);
+/// Runs `call` with its checked call k failing (fault injection); true if that call was reached
+/// and `call` threw a cush::Error (of any kind).
+bool fails_at_call(std::size_t k, const std::function<void()>& call);
+
 /// Calls load_process_caches(), runs `action` once as it is (loading
 /// kernels, filling caches), once counting its checked
 /// calls, then once per call k with call k failing: every call with up to 4 GPUs; with more,
