@@ -246,7 +246,14 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
     const std::size_t k = ks[run];
     progress.at(run);
     const std::string at = name + ", call " + std::to_string(k) + " of " + std::to_string(walk.calls) + ": ";
+    // CUSH_WALK_TRACE: each run on stderr before it starts and with the call it failed after,
+    // so that a crash (heap corruption) shows the runs that came before it.
+    static const bool trace = std::getenv("CUSH_WALK_TRACE") != nullptr;
+    if (trace) std::fprintf(stderr, "[ trace    ] %sstarting\n", at.c_str());
     const Outcome o = fail_once(action, k);
+    if (trace)
+      std::fprintf(stderr, "[ trace    ] %s%s\n", at.c_str(),
+                   o.record.failed ? o.record.failed->str().c_str() : "not reached");
     if (!o.record.failed) {
       // The run took another path (a stream found idle or busy) and made fewer calls.
       if (o.message || !o.problem.empty()) ADD_FAILURE() << at << "not reached, yet the run failed: " << o.problem;

@@ -35,6 +35,8 @@ std::size_t checked_calls(const std::function<void()>& call);
 /// and `call` threw a cush::Error (of any kind).
 bool fails_at_call(std::size_t k, const std::function<void()>& call);
 
+/// With CUSH_WALK_TRACE set, each run is written to stderr before it starts and with the call
+/// it failed after it (to find what ran before a crash).
 /// Calls load_process_caches(), runs `action` once as it is (loading
 /// kernels, filling caches), once counting its checked
 /// calls, then once per call k with call k failing: every call with up to 4 GPUs; with more,
