@@ -38,10 +38,10 @@ void set_current_device(int logical);
 /// all its work, so that nothing the operation enqueued still reads or writes the caller's
 /// buffers or leaves its plans' streams out of order. Reports failures on stderr.
 void finish_devices(std::span<const int> logical) noexcept;
-/// Runs `f`; if it throws, finishes every device of `logical` before the exception goes on. An
-/// operation that fails part-way, or before it enqueues anything, must not leave its devices
-/// running earlier work on host buffers that the exception's unwinding is about to free (the
-/// caller's buffers declared after the plan; docs/reliability.md, "After a failure").
+/// Runs `f`; if it throws, finishes every device of `logical` before the exception goes on: for
+/// an operation made of several enqueued copies (a field's blocks), so that none of those that
+/// did start still reads or writes the caller's buffer after the exception (docs/reliability.md,
+/// promise 2).
 template <class F>
 void finishing_on_error(std::span<const int> logical, F&& f) {
   try {
