@@ -8,15 +8,15 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cush/device_buffer.hpp"
 #include "resident.cu"
 
 namespace karst = cases::karst;
 
 template <class T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  CUSH_CUDA_CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
-  CUSH_CUDA_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+cush::DeviceBuffer upload(const std::vector<T>& v) {
+  cush::DeviceBuffer d(0, v.size() * sizeof(T));
+  CUSH_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), d.bytes(), cudaMemcpyHostToDevice));
   return d;
 }
 
@@ -43,15 +43,18 @@ int main(int argc, char** argv) try {
     forcing[steps + s] = 1.0 + 0.01 * static_cast<double>(s % 5);
     forcing[2 * steps + s] = 1.0 + 0.3 * static_cast<double>(s % 7) / 7.0;
   }
+  const cush::DeviceBuffer d_members = upload(members), d_forcing = upload(forcing);
+  const cush::DeviceBuffer curves_buffer(0, count * steps * sizeof(double));
+  const cush::DeviceBuffer rock(0, count * grid.m * grid.n * sizeof(double)), water(0, count * grid.n * sizeof(double));
   karst::ResidentRun run;
-  run.members = upload(members);
+  run.members = static_cast<const karst::Groups*>(d_members.data());
   run.count = count;
-  run.forcing = upload(forcing);
+  run.forcing = static_cast<const double*>(d_forcing.data());
   run.steps = steps;
   run.grid = grid;
-  CUSH_CUDA_CHECK(cudaMalloc(&run.curves, count * steps * sizeof(double)));
-  CUSH_CUDA_CHECK(cudaMalloc(&run.rock, count * grid.m * grid.n * sizeof(double)));
-  CUSH_CUDA_CHECK(cudaMalloc(&run.water, count * grid.n * sizeof(double)));
+  run.curves = static_cast<double*>(curves_buffer.data());
+  run.rock = static_cast<double*>(rock.data());
+  run.water = static_cast<double*>(water.data());
   karst::launch_resident(run, shape, nullptr);
   CUSH_CUDA_CHECK(cudaGetLastError());
   CUSH_CUDA_CHECK(cudaDeviceSynchronize());
@@ -61,11 +64,6 @@ int main(int argc, char** argv) try {
   for (double c : curves) sum += c;
   std::printf("N %zu M %zu steps %zu members %zu: cluster %d, %d columns, %d threads, %zu B shared, R %d; curves sum %.17g\n",
               grid.n, grid.m, steps, count, shape.cluster, shape.columns, shape.threads, shape.shared, shape.registers, sum);
-  CUSH_CUDA_CHECK(cudaFree(const_cast<karst::Groups*>(run.members)));
-  CUSH_CUDA_CHECK(cudaFree(const_cast<double*>(run.forcing)));
-  CUSH_CUDA_CHECK(cudaFree(run.curves));
-  CUSH_CUDA_CHECK(cudaFree(run.rock));
-  CUSH_CUDA_CHECK(cudaFree(run.water));
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "karst_resident_run: %s\n", e.what());

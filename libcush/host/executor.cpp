@@ -203,14 +203,9 @@ void enqueue(const TransferList& list, const ExecutionContext& ctx) {
 }  // namespace
 
 void execute(const TransferList& list, const ExecutionContext& ctx) {
-  try {
-    enqueue(list, ctx);
-  } catch (...) {
-    // Half enqueued: the copies and the staging lanes' host functions that did start would
-    // still read or write the caller's host buffer after the exception reached it.
-    finish_devices(ctx.device_ids);
-    throw;
-  }
+  // Half enqueued: the copies and the staging lanes' host functions that did start would still
+  // read or write the caller's host buffer after the exception reached it.
+  finishing_on_error(ctx.device_ids, [&] { enqueue(list, ctx); });
 }
 
 }  // namespace cush::detail
