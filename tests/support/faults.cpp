@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <typeinfo>
 #include <vector>
 
@@ -195,20 +196,15 @@ class Progress {
 }  // namespace
 
 std::size_t checked_calls(const std::function<void()>& call) {
-  faults::Armed armed(std::nullopt);
-  call();
-  return armed.disarm().calls;
+  const Outcome o = fail_once(call, std::nullopt);
+  if (o.message || !o.problem.empty())
+    throw std::logic_error("cush_test::checked_calls: the run threw, with nothing failing: " + o.message.value_or(o.problem));
+  return o.record.calls;
 }
 
 bool fails_at_call(std::size_t k, const std::function<void()>& call) {
-  faults::Armed armed(k);
-  bool threw = false;
-  try {
-    call();
-  } catch (const cush::Error&) {
-    threw = true;
-  }
-  return threw && armed.disarm().failed.has_value();
+  const Outcome o = fail_once(call, k);
+  return o.message && o.record.failed && o.problem.empty();
 }
 
 FaultWalk walk_faults(const std::string& name, const std::function<void()>& action,
@@ -242,13 +238,13 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
   std::vector<std::size_t> level = before;  // free memory the objects that outlive a run may keep
   std::size_t not_reached = 0;
   Progress progress(name, ks.size());
+  // CUSH_WALK_TRACE: each run on stderr before it starts and with the call it failed after, so
+  // that a crash (heap corruption) shows the runs that came before it.
+  const bool trace = std::getenv("CUSH_WALK_TRACE") != nullptr;
   for (std::size_t run = 0; run < ks.size(); ++run) {
     const std::size_t k = ks[run];
     progress.at(run);
     const std::string at = name + ", call " + std::to_string(k) + " of " + std::to_string(walk.calls) + ": ";
-    // CUSH_WALK_TRACE: each run on stderr before it starts and with the call it failed after,
-    // so that a crash (heap corruption) shows the runs that came before it.
-    static const bool trace = std::getenv("CUSH_WALK_TRACE") != nullptr;
     if (trace) std::fprintf(stderr, "[ trace    ] %sstarting\n", at.c_str());
     const Outcome o = fail_once(action, k);
     if (trace)

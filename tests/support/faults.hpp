@@ -29,10 +29,11 @@ std::vector<std::size_t> gpu_free_memory();
 /// the work once per process; later calls return at once.
 void load_process_caches();
 
-/// The checked calls that `call` makes (fault injection counting, nothing failing).
+/// The checked calls that `call` makes (fault injection counting, nothing failing); throws
+/// std::logic_error if `call` throws.
 std::size_t checked_calls(const std::function<void()>& call);
 /// Runs `call` with its checked call k failing (fault injection); true if that call was reached
-/// and `call` threw a cush::Error (of any kind).
+/// and `call` threw the cush::Error of its kind (fault_run::fail_once's checks).
 bool fails_at_call(std::size_t k, const std::function<void()>& call);
 
 /// With CUSH_WALK_TRACE set, each run is written to stderr before it starts and with the call
