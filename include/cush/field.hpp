@@ -103,7 +103,7 @@ class FieldBase {
   /// empty when no face reaches the threshold (docs/grid.md, "Pipelined faces").
   [[nodiscard]] std::vector<std::size_t> pipelined_slabs() const;
   /// Blocks until all work on the blocks' streams is done (finish an exchange first); throws
-  /// CudaError if any of it failed.
+  /// CudaError if any of it failed, after every device of the field has finished all its work.
   void wait() const;
   /// True if all work on the blocks' streams and on the exchange's own streams (an exchange in
   /// flight) is done; does not block. Throws CudaError if any of it failed.

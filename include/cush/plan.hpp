@@ -49,7 +49,8 @@ class PlanBase {
   /// The plan's stream on the device at position `pos` of the set.
   [[nodiscard]] cudaStream_t stream(std::size_t pos) const;
   /// Blocks until every operation and every kernel enqueued on the plan's streams is done.
-  /// Throws CudaError if any of that work failed.
+  /// Throws CudaError if any of that work failed, after every device of the plan has finished
+  /// all its work (other plans' too), so that unwinding may free host buffers.
   void wait() const;
   /// True if all work on the plan's streams is done (does not block).
   [[nodiscard]] bool done() const;

@@ -279,7 +279,12 @@ void FieldBase::wait() const {
       if (!first) first = std::current_exception();
     }
   }
-  if (first) std::rethrow_exception(first);
+  if (first) {
+    // As a failed Plan::wait: nothing on these devices still touches host memory when the
+    // exception unwinds the caller's scopes (promise 2).
+    detail::finish_devices(impl_->devices.ids());
+    std::rethrow_exception(first);
+  }
 }
 
 bool FieldBase::done() const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda_devices.hpp"
 #include "core/stream_idle.hpp"
 #include "host/plan_impl.hpp"
 #include "transports/backend.hpp"
@@ -121,7 +122,13 @@ void PlanBase::wait() const {
       if (!first) first = std::current_exception();
     }
   }
-  if (first) std::rethrow_exception(first);
+  if (first) {
+    // The exception unwinds the caller's scopes, which may free host buffers that other plans'
+    // work on these devices still reads or writes (declared after those plans): finish it all
+    // first, as a failing operation does (promise 2).
+    detail::finish_devices(impl_->devices.ids());
+    std::rethrow_exception(first);
+  }
 }
 
 bool PlanBase::done() const {

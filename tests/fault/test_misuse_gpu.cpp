@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -77,6 +79,40 @@ TEST(Misuse, AFailedFieldGatherLeavesNoBlockCopyRunning) {
   f.gather(out.data());
   f.wait();
   EXPECT_EQ(out, host);
+}
+
+// A failed wait() throws only after every device of the plan (or field) has finished all its
+// work, other plans' included: the exception unwinds the caller's scopes, which may free a host
+// buffer that another plan's gather (here behind a 300 ms kernel) would still write. The wait
+// fails at each of its checked calls in turn.
+TEST(Misuse, AFailedWaitFinishesTheWorkOfItsDevices) {
+  CUSH_REQUIRE_GPUS(1);
+  const DeviceSet gpus = DeviceSet::all();
+  const std::vector<double> host = cush_test::random_values<double>(300'007);
+  std::vector<double> out(host.size(), 0.0);
+  Plan<double> other(gpus, host.size());
+  other.scatter(host.data());
+  other.wait();
+  Plan<double> plan(gpus, 1001);
+  cush::Field<float> field(gpus, cush::Extent3{17, 9, 2 * gpus.size() + 1}, 3);
+  const auto walk_wait = [&](const char* what, const std::function<void()>& wait) {
+    const std::size_t calls = cush_test::checked_calls(wait);
+    ASSERT_GE(calls, gpus.size()) << what << ": a synchronization per device at least";
+    for (std::size_t k = 0; k < calls; ++k) {
+      {
+        const cush::DeviceGuard guard(gpus[0]);
+        cush_test::spin(other.stream(0), 300);
+      }
+      std::fill(out.begin(), out.end(), 0.0);
+      other.gather(out.data());
+      EXPECT_TRUE(cush_test::fails_at_call(k, wait)) << what << ": its checked call " << k << " did not fail it";
+      EXPECT_TRUE(other.done()) << what << " threw at its checked call " << k << " with another plan's gather still running";
+      other.wait();
+      EXPECT_EQ(out, host) << what << ", call " << k;
+    }
+  };
+  walk_wait("Plan::wait", [&] { plan.wait(); });
+  walk_wait("Field::wait", [&] { field.wait(); });
 }
 
 // The same for a field with an exchange in flight: the destructor waits for the blocks' streams
