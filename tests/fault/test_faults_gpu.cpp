@@ -321,9 +321,9 @@ TEST(Faults, DeviceOperationsOnNewPlans) {
       Plan<double> sums(gpus, 1000, Distribution::replicated());
       // Declared after the plans: when a call fails, unwinding frees these buffers before the
       // plans' destructors wait, so a copy still running then would write freed memory (each
-      // failing operation finishes its devices' work first, promise 2). On 2026-11-24 this walk
-      // corrupted the heap at 2 and 3 virtual GPUs (glibc's checks; the cause is open:
-      // docs/reliability.md, "Open: heap corruption in a walk").
+      // failing operation, and a failing wait(), finishes its devices' work first, promise 2).
+      // A failed b.wait() once left sums's staged gather writing `ones` after it was freed
+      // (docs/reliability.md, "Found and fixed: heap corruption in a walk").
       std::vector<double> ones(sums.size(), 1.0), out(host.size());
       a.scatter(host.data());
       cush::copy(a, b, o);
