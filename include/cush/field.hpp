@@ -106,7 +106,8 @@ class FieldBase {
   /// CudaError if any of it failed, after every device of the field has finished all its work.
   void wait() const;
   /// True if all work on the blocks' streams and on the exchange's own streams (an exchange in
-  /// flight) is done; does not block. Throws CudaError if any of it failed.
+  /// flight) is done; does not block. Throws CudaError if any of it failed, after every device of
+  /// the field has finished all its work (as wait() does).
   [[nodiscard]] bool done() const;
 
  protected:

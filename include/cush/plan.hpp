@@ -52,7 +52,8 @@ class PlanBase {
   /// Throws CudaError if any of that work failed, after every device of the plan has finished
   /// all its work (other plans' too), so that unwinding may free host buffers.
   void wait() const;
-  /// True if all work on the plan's streams is done (does not block).
+  /// True if all work on the plan's streams is done (does not block). Throws CudaError if any of
+  /// it failed, after every device of the plan has finished all its work (as wait() does).
   [[nodiscard]] bool done() const;
   /// Orders this plan's stream on every device it shares with `other` after the work enqueued so
   /// far on `other`'s stream there. Does not block the host. Use it before enqueuing work on this

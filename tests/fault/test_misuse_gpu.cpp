@@ -81,11 +81,11 @@ TEST(Misuse, AFailedFieldGatherLeavesNoBlockCopyRunning) {
   EXPECT_EQ(out, host);
 }
 
-// A failed wait() throws only after every device of the plan (or field) has finished all its
-// work, other plans' included: the exception unwinds the caller's scopes, which may free a host
-// buffer that another plan's gather (here behind a 300 ms kernel) would still write. The wait
-// fails at each of its checked calls in turn.
-TEST(Misuse, AFailedWaitFinishesTheWorkOfItsDevices) {
+// A failed wait() or done() throws only after every device of the plan (or field) has finished
+// all its work, other plans' included: the exception unwinds the caller's scopes, which may free
+// a host buffer that another plan's gather (here behind a 300 ms kernel) would still write. Each
+// call fails at each of its checked calls in turn.
+TEST(Misuse, AFailedWaitOrDoneFinishesTheWorkOfItsDevices) {
   CUSH_REQUIRE_GPUS(1);
   const DeviceSet gpus = DeviceSet::all();
   const std::vector<double> host = cush_test::random_values<double>(300'007);
@@ -113,6 +113,8 @@ TEST(Misuse, AFailedWaitFinishesTheWorkOfItsDevices) {
   };
   walk_wait("Plan::wait", [&] { plan.wait(); });
   walk_wait("Field::wait", [&] { field.wait(); });
+  walk_wait("Plan::done", [&] { (void)plan.done(); });
+  walk_wait("Field::done", [&] { (void)field.done(); });
 }
 
 // The same for a field with an exchange in flight: the destructor waits for the blocks' streams
