@@ -97,7 +97,7 @@ TEST(Misuse, AFailedWaitOrDoneFinishesTheWorkOfItsDevices) {
   cush::Field<float> field(gpus, cush::Extent3{17, 9, 2 * gpus.size() + 1}, 3);
   const auto walk_wait = [&](const char* what, const std::function<void()>& wait) {
     const std::size_t calls = cush_test::checked_calls(wait);
-    ASSERT_GE(calls, gpus.size()) << what << ": a synchronization per device at least";
+    ASSERT_GE(calls, gpus.size()) << what << ": a checked call per device at least";
     for (std::size_t k = 0; k < calls; ++k) {
       {
         const cush::DeviceGuard guard(gpus[0]);
