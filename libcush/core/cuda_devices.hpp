@@ -41,11 +41,11 @@ void finish_devices(std::span<const int> logical) noexcept;
 /// Runs `f`; if it throws, finishes every device of `logical` before the exception goes on: for
 /// an operation made of several enqueued copies (a field's blocks), so that none of those that
 /// did start still reads or writes the caller's buffer after the exception (docs/reliability.md,
-/// promise 2).
+/// promise 2). Returns what `f` returns.
 template <class F>
-void finishing_on_error(std::span<const int> logical, F&& f) {
+decltype(auto) finishing_on_error(std::span<const int> logical, F&& f) {
   try {
-    std::forward<F>(f)();
+    return std::forward<F>(f)();
   } catch (...) {
     finish_devices(logical);
     throw;

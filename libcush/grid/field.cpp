@@ -289,16 +289,14 @@ void FieldBase::wait() const {
 
 bool FieldBase::done() const {
   if (!impl_) return true;
-  bool idle = true;
   // A failed query throws as a failed wait() does: after the devices have finished (promise 2).
-  detail::finishing_on_error(impl_->devices.ids(), [&] {
-    for (std::size_t pos = 0; pos < impl_->handles.size() && idle; ++pos)
-      idle = detail::stream_idle(impl_->handles[pos], "block stream", impl_->devices[pos]);
+  return detail::finishing_on_error(impl_->devices.ids(), [&] {
+    for (std::size_t pos = 0; pos < impl_->handles.size(); ++pos)
+      if (!detail::stream_idle(impl_->handles[pos], "block stream", impl_->devices[pos])) return false;
     for (const auto& [which, engine] : impl_->selective)
-      if (idle) idle = engine->done();
-    if (idle) idle = impl_->engine->done();
+      if (!engine->done()) return false;
+    return impl_->engine->done();
   });
-  return idle;
 }
 
 void FieldBase::scatter_bytes(const void* host) {

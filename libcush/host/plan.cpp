@@ -133,13 +133,12 @@ void PlanBase::wait() const {
 
 bool PlanBase::done() const {
   if (!impl_) return true;
-  bool idle = true;
   // A failed query throws as a failed wait() does: after the devices have finished (promise 2).
-  detail::finishing_on_error(impl_->devices.ids(), [&] {
-    for (std::size_t pos = 0; pos < impl_->stream_handles.size() && idle; ++pos)
-      idle = detail::stream_idle(impl_->stream_handles[pos], "plan stream", impl_->devices[pos]);
+  return detail::finishing_on_error(impl_->devices.ids(), [&] {
+    for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos)
+      if (!detail::stream_idle(impl_->stream_handles[pos], "plan stream", impl_->devices[pos])) return false;
+    return true;
   });
-  return idle;
 }
 
 void PlanBase::after(const PlanBase& other) {

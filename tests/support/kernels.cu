@@ -53,7 +53,14 @@ __global__ void spin_kernel(unsigned long long ns) {
 }  // namespace
 
 void spin(cudaStream_t stream, double ms) {
+  // On the stream's own device, whatever device is current (and that one current again after).
+  int device = 0, previous = 0;
+  CUSH_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
+  CUSH_CUDA_CHECK(cudaGetDevice(&previous));
+  CUSH_CUDA_CHECK(cudaSetDevice(device));
   spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(ms * 1e6));
-  CUSH_CUDA_CHECK(cudaGetLastError());
+  const cudaError_t launched = cudaGetLastError();
+  CUSH_CUDA_CHECK(cudaSetDevice(previous));
+  CUSH_CUDA_CHECK(launched);
 }
 }  // namespace cush_test

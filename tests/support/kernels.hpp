@@ -18,6 +18,7 @@ void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t 
 }  // namespace cush_test
 
 namespace cush_test {
-/// Occupies `stream` for about `ms` milliseconds of wall time (one thread spinning on %globaltimer).
+/// Occupies `stream` for about `ms` milliseconds of wall time (one thread spinning on %globaltimer),
+/// launched on the stream's device: no device needs to be current.
 void spin(cudaStream_t stream, double ms);
 }  // namespace cush_test
