@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 
 #include "cush/host_device.hpp"
@@ -93,22 +94,26 @@ inline constexpr float kHalfScale = 32768.0f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && CUSH_LBM_L2_FETCH > 0
 #define CUSH_LBM_STR2(x) #x
 #define CUSH_LBM_STR(x) CUSH_LBM_STR2(x)
-CUSH_HOST_DEVICE inline float load(const float* f, std::uint32_t k) {
+CUSH_HOST_DEVICE inline float load(const float* a) {
   float v;
-  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.f32 %0, [%1];" : "=f"(v) : "l"(f + k));
+  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.f32 %0, [%1];" : "=f"(v) : "l"(a));
   return v;
 }
-CUSH_HOST_DEVICE inline float load(const __half* f, std::uint32_t k) {
+CUSH_HOST_DEVICE inline float load(const __half* a) {
   unsigned short v;
-  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.b16 %0, [%1];" : "=h"(v) : "l"(f + k));
+  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.b16 %0, [%1];" : "=h"(v) : "l"(a));
   return __half2float(__ushort_as_half(v));
 }
 #else
-CUSH_HOST_DEVICE inline float load(const float* f, std::uint32_t k) { return f[k]; }
-CUSH_HOST_DEVICE inline float load(const __half* f, std::uint32_t k) { return __half2float(f[k]); }
+CUSH_HOST_DEVICE inline float load(const float* a) { return *a; }
+CUSH_HOST_DEVICE inline float load(const __half* a) { return __half2float(*a); }
 #endif
-CUSH_HOST_DEVICE inline void store(float* f, std::uint32_t k, float v) { f[k] = v; }
-CUSH_HOST_DEVICE inline void store(__half* f, std::uint32_t k, float v) { f[k] = __float2half_rn(v); }
+CUSH_HOST_DEVICE inline float load(const float* f, std::uint32_t k) { return load(f + k); }
+CUSH_HOST_DEVICE inline float load(const __half* f, std::uint32_t k) { return load(f + k); }
+CUSH_HOST_DEVICE inline void store(float* a, float v) { *a = v; }
+CUSH_HOST_DEVICE inline void store(__half* a, float v) { *a = __float2half_rn(v); }
+CUSH_HOST_DEVICE inline void store(float* f, std::uint32_t k, float v) { store(f + k, v); }
+CUSH_HOST_DEVICE inline void store(__half* f, std::uint32_t k, float v) { store(f + k, v); }
 /// The units of the stored populations: 1 for FP32, 2^15 for FP16S.
 template <class T>
 CUSH_HOST_DEVICE constexpr float scale() { return sizeof(T) == 2 ? kHalfScale : 1.0f; }
@@ -326,18 +331,92 @@ CUSH_HOST_DEVICE inline void update_ab(const T* from, T* to, const Slab& s, int 
   for (int i = 0; i < kQ; ++i) store(to, s.stride, Slot{i, c.n}, f[i]);
 }
 
-/// One esoteric-pull step of parity `parity` of fluid cell (x, y, z), in place. Solid cells are
-/// left alone.
+/// The slots of one parity's esoteric pull (esoteric_load_slot, esoteric_store_slot) as element
+/// offsets from a fluid cell's own element of population 0, for a cell whose z neighbours are the
+/// adjacent layers (no periodic wrap): load[i][w] where population i's load slot is flipped (w = 1:
+/// the cell its slot stands for is solid) or not, and store[i]. They depend on the slab's layout
+/// and the parity only, so the host computes them once per launch, and the kernel adds one to a
+/// per-thread address for each access (one IMAD.WIDE with 32-bit offsets) where each slot's
+/// address would otherwise take a 64-bit multiply and adds (README, "Kernels"). `Offset` is
+/// std::int32_t where every offset fits (esoteric_offsets_fit), else std::int64_t.
+/// `p` as the compiler cannot see through: the kernel's addresses are then one 64-bit pointer plus
+/// a 32-bit offset each (IMAD.WIDE); without it nvcc folds the cell's element into every offset
+/// and adds the 64-bit sums separately (5 instructions per address instead of 1 or 2).
 template <class T>
-CUSH_HOST_DEVICE inline void update_esoteric(T* f_, const Slab& s, int x, int y, int z, int parity, Physics p) {
+CUSH_HOST_DEVICE inline T* opaque(T* p) {
+#if defined(__CUDA_ARCH__)
+  asm("mov.b64 %0, %0;" : "+l"(p));
+  __builtin_assume(__isGlobal(p));
+#endif
+  return p;
+}
+
+template <class Offset>
+struct EsotericOffsets {
+  Offset load[kQ][2];
+  Offset store[kQ];
+};
+/// The slot's pair partner that decides whether load slot i flips: the cell n - c_i for odd i
+/// (wall(c, i + 1)), n + c_{i - 1} for even i (wall(c, i - 1)); esoteric_load_slot.
+CUSH_HOST_DEVICE constexpr int flip_direction(int i) { return i == 0 ? 0 : (i % 2 == 1 ? i + 1 : i - 1); }
+/// The z direction (c_z) of the cell whose element slot i is at: loads of even i and stores of
+/// odd i are at the neighbour n + c_k, k the odd one of the pair; the others at n.
+CUSH_HOST_DEVICE constexpr int load_z(int i) { return i > 0 && i % 2 == 0 ? cz(i - 1) : 0; }
+CUSH_HOST_DEVICE constexpr int store_z(int i) { return i % 2 == 1 ? cz(i) : 0; }
+
+/// Whether every offset of a slab fits 32 bits: the last population's slots, a layer beyond.
+inline bool esoteric_offsets_fit_32(const Slab& s) {
+  const auto layer = static_cast<std::int64_t>(s.pitch) * s.ny;
+  return static_cast<std::int64_t>(kQ - 1) * static_cast<std::int64_t>(s.stride) + layer + static_cast<std::int64_t>(s.pitch) + 1 <=
+         std::int64_t{INT32_MAX};
+}
+
+template <class Offset>
+EsotericOffsets<Offset> esoteric_offsets(const Slab& s, int parity) {
+  // A cell away from every edge, all its neighbours fluid (w = 0) or all solid (w = 1).
+  Site c{};
+  c.pitch = static_cast<std::int32_t>(s.pitch);
+  c.up = static_cast<std::int32_t>(s.pitch * static_cast<std::size_t>(s.ny));
+  c.down = -c.up;
+  c.n = static_cast<std::uint32_t>(2 * c.up + 2 * c.pitch + 2);
+  const auto offset = [&](Slot k) {
+    return static_cast<Offset>(static_cast<std::int64_t>(k.pop) * static_cast<std::int64_t>(s.stride) +
+                               static_cast<std::int64_t>(k.at) - static_cast<std::int64_t>(c.n));
+  };
+  EsotericOffsets<Offset> o{};
+  for (int i = 0; i < kQ; ++i) {
+    c.xm = c.xp = c.ym = c.yp = false;
+    o.load[i][0] = offset(esoteric_load_slot(c, parity, i));
+    o.store[i] = offset(esoteric_store_slot(c, parity, i));
+    c.xm = c.xp = c.ym = c.yp = true;
+    o.load[i][1] = offset(esoteric_load_slot(c, parity, i));
+  }
+  return o;
+}
+
+/// One esoteric-pull step of fluid cell (x, y, z), in place, with the slots `o` of its parity
+/// (esoteric_offsets). Solid cells are left alone.
+template <class T, class Offset>
+CUSH_HOST_DEVICE inline void update_esoteric(T* f_, const Slab& s, const EsotericOffsets<Offset>& o, int x, int y,
+                                             int z, Physics p) {
   if (solid(s, x, y)) return;
   const Site c = site(s, x, y, z);
+  // The cell's own address, and how far the periodic wrap moves its z neighbours (0 unless the
+  // slab wraps and the cell is in its first or last layer).
+  const std::int32_t layer = c.pitch * s.ny;
+  T* const q = opaque(f_ + c.n);
+  const std::int32_t wrap_up = c.up - layer, wrap_down = c.down + layer;
+  const auto at = [&](int dz, Offset k) { return q + (dz > 0 ? k + wrap_up : (dz < 0 ? k + wrap_down : k)); };
+  // Next to a wall a load slot flips (halfway bounce-back): a select between two offsets. (Loading
+  // the common slot and loading again where it flips, in a branch that only the cells next to a
+  // wall take, issues fewer instructions but was slower: the second load waits for the first,
+  // whose register it reuses, and a quarter of the warps at 256^3 hold a wall cell. README.)
   float f[kQ];
   CUSH_LBM_UNROLL
-  for (int i = 0; i < kQ; ++i) f[i] = load(f_, s.stride, esoteric_load_slot(c, parity, i));
+  for (int i = 0; i < kQ; ++i) f[i] = load(at(load_z(i), wall(c, flip_direction(i)) ? o.load[i][1] : o.load[i][0]));
   collide<T>(f, p);
   CUSH_LBM_UNROLL
-  for (int i = 0; i < kQ; ++i) store(f_, s.stride, esoteric_store_slot(c, parity, i), f[i]);
+  for (int i = 0; i < kQ; ++i) store(at(store_z(i), o.store[i]), f[i]);
 }
 
 /// rho, ux, uy, uz of cell (x, y, z) as the next step would see them (esoteric: that step's

@@ -8,8 +8,9 @@
 // times 256 / bx rows; the grid covers the fluid rows (y = 1 .. ny - 2) of the z range, a layer per grid
 // z index (ranges deeper than 65535 layers in several launches). The threads of the wall columns
 // x = 0 and nx - 1 return at once (keeping warps aligned with the rows costs less than the
-// misaligned accesses of an offset). Templates over the stored type (float, __half) and the parity, which the slots of
-// esoteric pull depend on.
+// misaligned accesses of an offset). Templates over the stored type (float, __half); the moments
+// kernel over the pattern and parity too; the esoteric kernel takes its parity's slots as offsets
+// (cell::EsotericOffsets, 32-bit where they fit).
 //
 // Why the esoteric exchange sets of kernels.hpp are what they are (slots of spec §3): a step of
 // parity p at cell n touches F[p ? i : i+1][n] and F[p ? i+1 : i][n + c_i] for odd i. After it, a
@@ -57,19 +58,21 @@ namespace {
 #define CUSH_LBM_BLOCK 256
 #endif
 #ifndef CUSH_LBM_MIN_BLOCKS
-#define CUSH_LBM_MIN_BLOCKS 4
+#define CUSH_LBM_MIN_BLOCKS 5
+#endif
+#ifndef CUSH_LBM_MIN_BLOCKS_16
+#define CUSH_LBM_MIN_BLOCKS_16 6
 #endif
 constexpr int kBlockCells = CUSH_LBM_BLOCK;
 
-// Registers (ptxas, sm_90, CUDA 13): esoteric pull 63-64, A-B 53-54, moments 34-47, no spills.
-// Esoteric pull is capped at 64 per thread (4 blocks of 256 threads, 1024 threads per SM, half the
-// thread slots: plenty for a kernel with 19 independent loads per thread in flight); an earlier
-// version with a z loop inside the kernel needed 72 unbounded and spilled under the cap.
-#if CUSH_LBM_MIN_BLOCKS > 0
-#define CUSH_LBM_BOUNDS __launch_bounds__(kBlockCells, CUSH_LBM_MIN_BLOCKS)
-#else
-#define CUSH_LBM_BOUNDS
-#endif
+// Registers (ptxas, sm_90, CUDA 13): esoteric pull capped by its launch bound, per stored type:
+// FP32 at 48 (5 blocks of 256 threads per SM), FP16S at 40 (6 blocks, three quarters of the
+// thread slots), no spills; A-B 53-54 unbounded, moments 34-47. FP16S keeps half the bytes in
+// flight per load that FP32 does and gains most from the extra warps. One H200, 256^3, single
+// reference, MLUPS FP32 / FP16S (same run): 4 blocks 24,875 / 39,742, 5 blocks 25,017 / 41,009,
+// 6 blocks - / 42,346 (FP32 spills there); README, "Kernels".
+template <class T>
+constexpr int kMinBlocks = sizeof(T) == 2 ? CUSH_LBM_MIN_BLOCKS_16 : CUSH_LBM_MIN_BLOCKS;
 
 template <class T>
 __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
@@ -81,13 +84,14 @@ __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
   cell::update_ab<T>(a, b, from, x, y, z0 + static_cast<int>(blockIdx.z), p);
 }
 
-template <class T, int Parity>
-__global__ void CUSH_LBM_BOUNDS esoteric_kernel(Slab s, int z0, Physics p) {
+template <class T, class Offset>
+__global__ void __launch_bounds__(kBlockCells, kMinBlocks<T>)
+    esoteric_kernel(Slab s, int z0, Physics p, const __grid_constant__ cell::EsotericOffsets<Offset> o) {
   const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int y = 1 + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (x < 1 || x > s.nx - 2 || y > s.ny - 2) return;
   T* f = static_cast<T*>(s.f);  // read and written: no __restrict__ / read-only loads
-  cell::update_esoteric<T>(f, s, x, y, z0 + static_cast<int>(blockIdx.z), Parity, p);
+  cell::update_esoteric<T, Offset>(f, s, o, x, y, z0 + static_cast<int>(blockIdx.z), p);
 }
 
 template <class T, Pattern P, int Parity>
@@ -151,14 +155,20 @@ void ab_step(const Slab& from, const Slab& to, int z0, int z1, Physics p, cudaSt
   });
 }
 
-template <class T>
+template <class T, class Offset>
 void esoteric_step(const Slab& f, int z0, int z1, int parity, Physics p, cudaStream_t stream) {
+  const auto o = cell::esoteric_offsets<Offset>(f, parity);
   in_chunks(z0, z1, [&](int z, int layers) {
     const Shape sh = shape(f.nx, f.ny - 2, layers);
-    if (parity == 0) esoteric_kernel<T, 0><<<sh.grid, sh.block, 0, stream>>>(f, z, p);
-    else esoteric_kernel<T, 1><<<sh.grid, sh.block, 0, stream>>>(f, z, p);
+    esoteric_kernel<T, Offset><<<sh.grid, sh.block, 0, stream>>>(f, z, p, o);
     CUSH_CUDA_CHECK(cudaGetLastError());
   });
+}
+// 32-bit slot offsets where they fit (one instruction per address), else 64-bit.
+template <class T>
+void esoteric_step(const Slab& f, int z0, int z1, int parity, Physics p, cudaStream_t stream) {
+  if (cell::esoteric_offsets_fit_32(f)) esoteric_step<T, std::int32_t>(f, z0, z1, parity, p, stream);
+  else esoteric_step<T, std::int64_t>(f, z0, z1, parity, p, stream);
 }
 
 template <class T>

@@ -17,8 +17,10 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <numbers>
@@ -72,11 +74,12 @@ struct HostSlab {
 // One step of every cell of a slab, as the kernels do it.
 template <class T>
 void step(lbm::Pattern pattern, HostSlab<T>& a, HostSlab<T>& b, int parity, lbm::Physics p) {
+  const auto o = cell::esoteric_offsets<std::int32_t>(a.s, parity);
   for (int z = 0; z < a.s.nz; ++z)
     for (int y = 0; y < a.s.ny; ++y)
       for (int x = 0; x < a.s.nx; ++x) {
         if (pattern == lbm::Pattern::ab) cell::update_ab<T>(a.f(), b.f(), a.s, x, y, z, p);
-        else cell::update_esoteric<T>(a.f(), a.s, x, y, z, parity, p);
+        else cell::update_esoteric<T>(a.f(), a.s, o, x, y, z, p);
       }
 }
 
@@ -409,6 +412,46 @@ TEST(Lbm, AbAndEsotericPullAgreeBitForBit) {
         const lbm::Moments eso = run_storage(s, d, lbm::Pattern::esoteric, {}, steps, state);
         EXPECT_TRUE(same_bits(eso, ab)) << name(d) << " " << storage_name(s) << ", " << steps << " steps";
       }
+  }
+}
+
+// The slot offsets of the kernels (cell.hpp, esoteric_offsets): 32 and 64 bits give the same
+// offsets where 32 fit, and esoteric_offsets_fit_32 says where that is, to the element; the 64-bit
+// ones of a slab past the limit stay exact. (Which offset each cell adds, with the walls' flips and
+// the z wrap, is what the bit-for-bit comparisons with A-B pull check, here and on the GPU.)
+TEST(Lbm, EsotericOffsetsFit32BitsExactlyWhereTheySay) {
+  lbm::Slab s;
+  s.nx = 19;
+  s.ny = 23;
+  s.nz = 24;
+  s.pitch = lbm::padded_pitch(19);
+  const auto layer = static_cast<std::int64_t>(s.pitch) * s.ny;
+  for (int parity : {0, 1}) {
+    s.stride = round_up(s.pitch * 23 * 24, 64);
+    ASSERT_TRUE(cell::esoteric_offsets_fit_32(s));
+    const auto o32 = cell::esoteric_offsets<std::int32_t>(s, parity);
+    const auto o64 = cell::esoteric_offsets<std::int64_t>(s, parity);
+    std::int64_t largest = 0;
+    for (int i = 0; i < lbm::kQ; ++i) {
+      EXPECT_EQ(o32.store[i], o64.store[i]) << i;
+      for (int w : {0, 1}) {
+        EXPECT_EQ(o32.load[i][w], o64.load[i][w]) << i << " " << w;
+        largest = std::max(largest, o64.load[i][w]);
+      }
+    }
+    // The largest slot: population 18 (or 17) at a neighbour one layer and one row away.
+    EXPECT_LE(largest, 18 * static_cast<std::int64_t>(s.stride) + layer + static_cast<std::int64_t>(s.pitch) + 1);
+    // The stride at which the bound reaches INT32_MAX, and one more.
+    const std::int64_t limit = (std::int64_t{INT32_MAX} - layer - static_cast<std::int64_t>(s.pitch) - 1) / 18;
+    s.stride = static_cast<std::size_t>(limit);
+    EXPECT_TRUE(cell::esoteric_offsets_fit_32(s));
+    s.stride = static_cast<std::size_t>(limit + 1);
+    EXPECT_FALSE(cell::esoteric_offsets_fit_32(s));
+    const auto big = cell::esoteric_offsets<std::int64_t>(s, parity);
+    for (int i = 0; i < lbm::kQ; ++i) {
+      const std::int64_t pop = (big.store[i] + 2 * layer) / static_cast<std::int64_t>(s.stride);
+      EXPECT_EQ(big.store[i] - pop * static_cast<std::int64_t>(s.stride), o64.store[i] - pop * static_cast<std::int64_t>(round_up(s.pitch * 23 * 24, 64))) << i;
+    }
   }
 }
 

@@ -16,7 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "cush/device_buffer.hpp"
 #include "cush/device_set.hpp"
+#include "cush/error.hpp"
+#include "cush/stream.hpp"
+#include "cell.hpp"
+#include "kernels.hpp"
 #include "lbm.hpp"
 #include "test_support.hpp"
 #include "support/faults.hpp"
@@ -199,6 +204,55 @@ TEST(LbmGpu, MassIsConserved) {
     const lbm::Moments m = v.moments();
     EXPECT_NEAR(fluid_mass(kDuct, m) / m0, 1.0, 1e-5) << name(pattern);
     EXPECT_GT(m.uz[9 + kDuct.nx * 11], 1e-3f) << name(pattern) << ": the flow has not developed";
+  }
+}
+
+// The esoteric kernel adds 32-bit slot offsets where they fit and 64-bit ones where they do not
+// (cell.hpp, esoteric_offsets_fit_32): the same duct in a slab whose populations are 2^27
+// elements apart (18 of them pass 2^31) takes the 64-bit path and must give the same bits as the
+// 32-bit one, over 10 steps of both parities from a perturbed state, for both storages.
+TEST(LbmGpu, EsotericStepWith64BitOffsetsEqualsThe32BitOne) {
+  CUSH_REQUIRE_GPUS(1);
+  const lbm::Physics physics = lbm::physics(kDuct);
+  for (lbm::Storage storage : {lbm::Storage::fp32, lbm::Storage::fp16s}) {
+    const std::size_t bytes = lbm::storage_bytes(storage);
+    lbm::Slab small;
+    small.nx = static_cast<int>(kDuct.nx);
+    small.ny = static_cast<int>(kDuct.ny);
+    small.nz = static_cast<int>(kDuct.nz);
+    small.pitch = lbm::padded_pitch(kDuct.nx);
+    const std::size_t stored = small.pitch * kDuct.ny * kDuct.nz;
+    small.stride = (stored + 63) / 64 * 64;
+    lbm::Slab big = small;
+    big.stride = std::size_t{1} << 27;
+    ASSERT_TRUE(cases::lbm::cell::esoteric_offsets_fit_32(small));
+    ASSERT_FALSE(cases::lbm::cell::esoteric_offsets_fit_32(big));
+    std::size_t free = 0, total = 0;
+    CUSH_CUDA_CHECK(cudaSetDevice(0));
+    CUSH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    if (free < lbm::kQ * big.stride * bytes + (std::size_t{1} << 30))
+      GTEST_SKIP() << "needs " << (lbm::kQ * big.stride * bytes >> 20) << " MiB free on GPU 0";
+    cush::DeviceBuffer a(0, lbm::kQ * small.stride * bytes), b(0, lbm::kQ * big.stride * bytes);
+    small.f = a.data();
+    big.f = b.data();
+    cush::Stream stream(0);
+    for (lbm::Slab* slab : {&small, &big}) {
+      lbm::launch_rest(*slab, storage, stream.get());
+      lbm::launch_perturb(*slab, 0, slab->nz, 1e-3f, storage, stream.get());
+      for (int t = 1; t <= 10; ++t) lbm::launch_esoteric_step(*slab, 0, slab->nz, t % 2, storage, physics, stream.get());
+    }
+    std::vector<unsigned char> from_small(lbm::kQ * stored * bytes), from_big(from_small.size());
+    for (int i = 0; i < lbm::kQ; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i) * stored * bytes;
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(from_small.data() + at, static_cast<char*>(a.data()) + i * small.stride * bytes,
+                                      stored * bytes, cudaMemcpyDeviceToHost, stream.get()));
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(from_big.data() + at, static_cast<char*>(b.data()) + i * big.stride * bytes,
+                                      stored * bytes, cudaMemcpyDeviceToHost, stream.get()));
+    }
+    stream.synchronize();
+    EXPECT_EQ(std::memcmp(from_small.data(), from_big.data(), from_small.size()), 0) << name(storage);
+    EXPECT_NE(std::count(from_small.begin(), from_small.end(), 0), static_cast<std::ptrdiff_t>(from_small.size()))
+        << name(storage) << ": the state did not move";
   }
 }
 
