@@ -331,17 +331,10 @@ CUSH_HOST_DEVICE inline void update_ab(const T* from, T* to, const Slab& s, int 
   for (int i = 0; i < kQ; ++i) store(to, s.stride, Slot{i, c.n}, f[i]);
 }
 
-/// The slots of one parity's esoteric pull (esoteric_load_slot, esoteric_store_slot) as element
-/// offsets from a fluid cell's own element of population 0, for a cell whose z neighbours are the
-/// adjacent layers (no periodic wrap): load[i][w] where population i's load slot is flipped (w = 1:
-/// the cell its slot stands for is solid) or not, and store[i]. They depend on the slab's layout
-/// and the parity only, so the host computes them once per launch, and the kernel adds one to a
-/// per-thread address for each access (one IMAD.WIDE with 32-bit offsets) where each slot's
-/// address would otherwise take a 64-bit multiply and adds (README, "Kernels"). `Offset` is
-/// std::int32_t where every offset fits (esoteric_offsets_fit), else std::int64_t.
 /// `p` as the compiler cannot see through: the kernel's addresses are then one 64-bit pointer plus
 /// a 32-bit offset each (IMAD.WIDE); without it nvcc folds the cell's element into every offset
-/// and adds the 64-bit sums separately (5 instructions per address instead of 1 or 2).
+/// and adds the 64-bit sums separately (5 instructions per address instead of 2). The assumption
+/// that it is global keeps the stores global (STG, not generic ST).
 template <class T>
 CUSH_HOST_DEVICE inline T* opaque(T* p) {
 #if defined(__CUDA_ARCH__)
@@ -351,6 +344,14 @@ CUSH_HOST_DEVICE inline T* opaque(T* p) {
   return p;
 }
 
+/// The slots of one parity's esoteric pull (esoteric_load_slot, esoteric_store_slot) as element
+/// offsets from a fluid cell's own element of population 0, for a cell whose z neighbours are the
+/// adjacent layers (no periodic wrap): load[i][w] where population i's load slot is flipped (w = 1:
+/// the cell its slot stands for is solid) or not, and store[i]. They depend on the slab's layout
+/// and the parity only, so the host computes them once per launch, and the kernel adds one to a
+/// per-thread address for each access (one IMAD.WIDE with 32-bit offsets) where each slot's
+/// address would otherwise take a 64-bit multiply and adds (README, "Kernels"). `Offset` is
+/// std::int32_t where every address fits (esoteric_offsets_fit_32), else std::int64_t.
 template <class Offset>
 struct EsotericOffsets {
   Offset load[kQ][2];
@@ -364,10 +365,14 @@ CUSH_HOST_DEVICE constexpr int flip_direction(int i) { return i == 0 ? 0 : (i % 
 CUSH_HOST_DEVICE constexpr int load_z(int i) { return i > 0 && i % 2 == 0 ? cz(i - 1) : 0; }
 CUSH_HOST_DEVICE constexpr int store_z(int i) { return i % 2 == 1 ? cz(i) : 0; }
 
-/// Whether every offset of a slab fits 32 bits: the last population's slots, a layer beyond.
+/// Whether every address update_esoteric forms from a slab's offsets fits 32 bits: the last
+/// population's slots, plus how far a z neighbour can be (a layer, or across the periodic wrap of
+/// a slab without ghosts, nz layers), a row and a cell.
 inline bool esoteric_offsets_fit_32(const Slab& s) {
   const auto layer = static_cast<std::int64_t>(s.pitch) * s.ny;
-  return static_cast<std::int64_t>(kQ - 1) * static_cast<std::int64_t>(s.stride) + layer + static_cast<std::int64_t>(s.pitch) + 1 <=
+  const std::int64_t reach = s.ghost == 0 ? layer * s.nz : layer;
+  return static_cast<std::int64_t>(kQ - 1) * static_cast<std::int64_t>(s.stride) + reach +
+             static_cast<std::int64_t>(s.pitch) + 1 <=
          std::int64_t{INT32_MAX};
 }
 

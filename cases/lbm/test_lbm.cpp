@@ -416,10 +416,11 @@ TEST(Lbm, AbAndEsotericPullAgreeBitForBit) {
 }
 
 // The slot offsets of the kernels (cell.hpp, esoteric_offsets): 32 and 64 bits give the same
-// offsets where 32 fit, and esoteric_offsets_fit_32 says where that is, to the element; the 64-bit
+// offsets where 32 fit, and where esoteric_offsets_fit_32 says they do, every address the update
+// forms fits too (offset plus periodic wrap), up to its bound's last element; the 64-bit
 // ones of a slab past the limit stay exact. (Which offset each cell adds, with the walls' flips and
 // the z wrap, is what the bit-for-bit comparisons with A-B pull check, here and on the GPU.)
-TEST(Lbm, EsotericOffsetsFit32BitsExactlyWhereTheySay) {
+TEST(Lbm, EsotericOffsetsFit32BitsWhereTheySay) {
   lbm::Slab s;
   s.nx = 19;
   s.ny = 23;
@@ -441,10 +442,22 @@ TEST(Lbm, EsotericOffsetsFit32BitsExactlyWhereTheySay) {
     }
     // The largest slot: population 18 (or 17) at a neighbour one layer and one row away.
     EXPECT_LE(largest, 18 * static_cast<std::int64_t>(s.stride) + layer + static_cast<std::int64_t>(s.pitch) + 1);
-    // The stride at which the bound reaches INT32_MAX, and one more.
-    const std::int64_t limit = (std::int64_t{INT32_MAX} - layer - static_cast<std::int64_t>(s.pitch) - 1) / 18;
+    // The stride at which the bound reaches INT32_MAX (a slab without ghosts: its z neighbours
+    // reach across the wrap, nz layers), and one more.
+    const std::int64_t limit = (std::int64_t{INT32_MAX} - layer * s.nz - static_cast<std::int64_t>(s.pitch) - 1) / 18;
     s.stride = static_cast<std::size_t>(limit);
     EXPECT_TRUE(cell::esoteric_offsets_fit_32(s));
+    // Where it says they fit, so does every address update_esoteric forms: each offset plus the
+    // periodic wrap of its z neighbour (the slab has no ghosts: the first and last layers wrap).
+    const auto edge = cell::esoteric_offsets<std::int64_t>(s, parity);
+    const std::int64_t wrap = layer * s.nz;
+    const auto fits = [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+    for (int i = 0; i < lbm::kQ; ++i) {
+      const auto with_wrap = [&](int dz, std::int64_t k) { return dz > 0 ? k - wrap : (dz < 0 ? k + wrap : k); };
+      EXPECT_TRUE(fits(edge.store[i]) && fits(with_wrap(cell::store_z(i), edge.store[i]))) << "store " << i;
+      for (int w : {0, 1})
+        EXPECT_TRUE(fits(edge.load[i][w]) && fits(with_wrap(cell::load_z(i), edge.load[i][w]))) << "load " << i << " " << w;
+    }
     s.stride = static_cast<std::size_t>(limit + 1);
     EXPECT_FALSE(cell::esoteric_offsets_fit_32(s));
     const auto big = cell::esoteric_offsets<std::int64_t>(s, parity);
