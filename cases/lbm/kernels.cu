@@ -1,5 +1,6 @@
-// Case "lbm": the GPU kernels shared by every variant (kernels.hpp): one thread per cell, x
-// fastest, the cell's update from cell.hpp (which the host tests run too). No shared memory: a
+// Case "lbm": the GPU kernels shared by every variant (kernels.hpp): one thread per cell (the
+// FP16S esoteric kernel: two, in rows y and y + 1), x fastest, the cell's update from cell.hpp
+// (which the host tests run too). No shared memory: a
 // warp loads and stores each population of 32 consecutive cells of a row, 128 bytes (FP32) on
 // rows that start 128-byte aligned, and the neighbours' populations shifted by one cell, which
 // the L1 and L2 caches serve; each population is loaded and stored once per step.
@@ -60,19 +61,39 @@ namespace {
 #ifndef CUSH_LBM_MIN_BLOCKS
 #define CUSH_LBM_MIN_BLOCKS 5
 #endif
+#ifndef CUSH_LBM_ROWS
+#define CUSH_LBM_ROWS 1
+#endif
+#ifndef CUSH_LBM_ROWS_16
+#define CUSH_LBM_ROWS_16 2
+#endif
 #ifndef CUSH_LBM_MIN_BLOCKS_16
-#define CUSH_LBM_MIN_BLOCKS_16 6
+#define CUSH_LBM_MIN_BLOCKS_16 4
+#endif
+#ifndef CUSH_LBM_MIN_BLOCKS_16_ONE_ROW
+#define CUSH_LBM_MIN_BLOCKS_16_ONE_ROW 6
 #endif
 constexpr int kBlockCells = CUSH_LBM_BLOCK;
 
-// Registers (ptxas, sm_90, CUDA 13): esoteric pull capped by its launch bound, per stored type:
-// FP32 at 48 (5 blocks of 256 threads per SM), FP16S at 40 (6 blocks, three quarters of the
-// thread slots), no spills; A-B 53-54 unbounded, moments 34-47. FP16S keeps half the bytes in
-// flight per load that FP32 does and gains most from the extra warps. One H200, 256^3, single
-// reference, MLUPS FP32 / FP16S (same run): 4 blocks 24,875 / 39,742, 5 blocks 25,017 / 41,009,
-// 6 blocks - / 42,346 (FP32 spills there); README, "Kernels".
-template <class T>
-constexpr int kMinBlocks = sizeof(T) == 2 ? CUSH_LBM_MIN_BLOCKS_16 : CUSH_LBM_MIN_BLOCKS;
+// The esoteric kernel's shape per stored type and offset width: fluid rows per thread (1, or 2:
+// cell::update_esoteric_rows) and the launch bound (blocks per SM). Registers (ptxas, sm_90,
+// CUDA 13), none spilled:
+//   FP32: one row, 48 registers (5 blocks of 256 threads per SM);
+//   FP16S, 32-bit offsets: two rows, 64 registers (4 blocks);
+//   FP16S, 64-bit offsets (the largest slabs): one row, 40 registers (6 blocks; two rows spill
+//   even at 4 blocks, the 64-bit addresses taking more registers).
+// A-B pull 53-54 unbounded, moments 34-47. FP16S keeps half the bytes in flight per load that
+// FP32 does, and gains from whatever puts more in flight: more warps (one row, one H200, 256^3,
+// single reference, MLUPS FP32 / FP16S in one run: 4 blocks 24,875 / 39,742, 5 blocks 25,017 /
+// 41,009, 6 blocks - / 42,346, FP32 spilling there), or two cells per thread (README, "Kernels").
+template <class T, class Offset>
+struct EsotericShape {
+  static constexpr bool kHalf = sizeof(T) == 2;
+  static constexpr int rows = sizeof(Offset) == 8 ? 1 : (kHalf ? CUSH_LBM_ROWS_16 : CUSH_LBM_ROWS);
+  static constexpr int min_blocks =
+      !kHalf ? CUSH_LBM_MIN_BLOCKS : (rows == 2 ? CUSH_LBM_MIN_BLOCKS_16 : CUSH_LBM_MIN_BLOCKS_16_ONE_ROW);
+  static_assert(rows == 1 || rows == 2, "CUSH_LBM_ROWS, CUSH_LBM_ROWS_16: 1 or 2");
+};
 
 template <class T>
 __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
@@ -85,13 +106,16 @@ __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
 }
 
 template <class T, class Offset>
-__global__ void __launch_bounds__(kBlockCells, kMinBlocks<T>)
+__global__ void __launch_bounds__(kBlockCells, (EsotericShape<T, Offset>::min_blocks))
     esoteric_kernel(Slab s, int z0, Physics p, const __grid_constant__ cell::EsotericOffsets<Offset> o) {
+  constexpr int rows = EsotericShape<T, Offset>::rows;
   const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y = 1 + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int y = 1 + rows * static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (x < 1 || x > s.nx - 2 || y > s.ny - 2) return;
   T* f = static_cast<T*>(s.f);  // read and written: no __restrict__ / read-only loads
-  cell::update_esoteric<T, Offset>(f, s, o, x, y, z0 + static_cast<int>(blockIdx.z), p);
+  const int z = z0 + static_cast<int>(blockIdx.z);
+  if constexpr (rows == 2) cell::update_esoteric_rows<T, Offset>(f, s, o, x, y, z, p);
+  else cell::update_esoteric<T, Offset>(f, s, o, x, y, z, p);
 }
 
 template <class T, Pattern P, int Parity>
@@ -159,7 +183,7 @@ template <class T, class Offset>
 void esoteric_step(const Slab& f, int z0, int z1, int parity, Physics p, cudaStream_t stream) {
   const auto o = cell::esoteric_offsets<Offset>(f, parity);
   in_chunks(z0, z1, [&](int z, int layers) {
-    const Shape sh = shape(f.nx, f.ny - 2, layers);
+    const Shape sh = shape(f.nx, (f.ny - 2 + EsotericShape<T, Offset>::rows - 1) / EsotericShape<T, Offset>::rows, layers);
     esoteric_kernel<T, Offset><<<sh.grid, sh.block, 0, stream>>>(f, z, p, o);
     CUSH_CUDA_CHECK(cudaGetLastError());
   });
