@@ -477,6 +477,123 @@ CUSH_HOST_DEVICE inline void update_esoteric_rows(T* f_, const Slab& s, const Es
   esoteric_store(b, o, fb);
 }
 
+// --- two cells of a row per thread (FP16S) ------------------------------------------------------
+
+/// Stored halves as their bits: one (element a[0]) or two adjacent ones (a[0] in the low half, a[1]
+/// in the high; a 4-byte aligned: one 32-bit access on the GPU, two on the host). The values stay
+/// bits until the collision needs them (half_value): a loaded word holds two cells' populations
+/// in one register.
+CUSH_HOST_DEVICE inline std::uint32_t load_bits(const __half* a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && CUSH_LBM_L2_FETCH > 0
+  unsigned short v;
+  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.b16 %0, [%1];" : "=h"(v) : "l"(a));
+  return v;
+#else
+  return __half_raw(*a).x;
+#endif
+}
+CUSH_HOST_DEVICE inline std::uint32_t load_bits_two(const __half* a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && CUSH_LBM_L2_FETCH > 0
+  unsigned v;
+  asm("ld.global.L2::" CUSH_LBM_STR(CUSH_LBM_L2_FETCH) "B.b32 %0, [%1];" : "=r"(v) : "l"(a));
+  return v;
+#elif defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const unsigned*>(a);
+#else
+  return static_cast<std::uint32_t>(__half_raw(a[0]).x) | (static_cast<std::uint32_t>(__half_raw(a[1]).x) << 16);
+#endif
+}
+/// The value of the half whose bits are the low (high = false) or high 16 bits of `bits`.
+CUSH_HOST_DEVICE inline float half_value(std::uint32_t bits, bool high) {
+  __half_raw r;
+  r.x = static_cast<unsigned short>(high ? bits >> 16 : bits & 0xffffu);
+  return __half2float(__half(r));
+}
+/// Two floats stored as the adjacent halves a[0] and a[1] (a 4-byte aligned), rounded to nearest
+/// even each: the bits of two store() calls.
+CUSH_HOST_DEVICE inline void store_two(__half* a, float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<__half2*>(a) = __floats2half2_rn(lo, hi);
+#else
+  store(a, lo);
+  store(a + 1, hi);
+#endif
+}
+
+/// Whether a slot of population i is at an even element for a cell at an even element, given an
+/// even pitch and population stride: its cell is the cell itself or a neighbour with c_x = 0.
+CUSH_HOST_DEVICE constexpr bool load_even(int i) { return i == 0 || i % 2 == 1 || cx(i - 1) == 0; }
+CUSH_HOST_DEVICE constexpr bool store_even(int i) { return i % 2 == 0 || cx(i) == 0; }
+
+/// Whether the slot of every population whose slots are at even elements flips alike for the two
+/// fluid cells of a pair: it flips only at a wall on the -x side (or on y, which both cells share),
+/// and x0 + 1 is next to that wall only where x0 = 0 is solid. (The slot of an odd i is at the cell
+/// and flips with the wall at -c_i, c_ix >= 0; an even i at a neighbour with c_x = 0 flips with
+/// that neighbour, on y or z.)
+constexpr bool even_slots_flip_alike() {
+  for (int i = 0; i < kQ; ++i)
+    if (load_even(i) && cx(flip_direction(i)) > 0) return false;
+  return true;
+}
+static_assert(even_slots_flip_alike());
+
+/// Whether a slab suits update_esoteric_pair: population arrays 4-byte aligned (an even stride
+/// from an aligned start) and an even pitch, so that a cell at an even x is at an even element.
+inline bool esoteric_pairs_fit(const Slab& s) {
+  return s.stride % 2 == 0 && s.pitch % 2 == 0 && reinterpret_cast<std::uintptr_t>(s.f) % 4 == 0;
+}
+
+/// The esoteric-pull step of the cells x0 and x0 + 1 (x0 even) of fluid row y, layer z, FP16S, for
+/// a slab that esoteric_pairs_fit: where both cells' slots of a population are the two halves of
+/// one 32-bit word (the slot's cell is the cell itself or a neighbour with c_x = 0: 14 of 19 loads
+/// and stores), one access moves both; the other slots, a half each. Half as many load and store
+/// instructions as one cell per thread, and 24 registers for the 38 loaded values instead of 38
+/// (README, "Kernels"). The step of each fluid cell is update_esoteric's, bit for bit; a solid
+/// cell of the pair (x0 = 0, or x0 + 1 = nx - 1) and a cell past the row are neither collided nor
+/// stored.
+template <class Offset>
+CUSH_HOST_DEVICE inline void update_esoteric_pair(__half* f_, const Slab& s, const EsotericOffsets<Offset>& o, int x0,
+                                                  int y, int z, Physics p) {
+  const bool fluid_a = x0 >= 1 && x0 <= s.nx - 2;
+  const bool fluid_b = x0 + 1 <= s.nx - 2;
+  if (!fluid_a && !fluid_b) return;
+  const EsotericCell<__half> a = esoteric_cell(f_, s, x0, y, z);
+  Site b = a.c;  // x0 + 1: the next element, its own x walls
+  b.xm = x0 + 1 == 1;
+  b.xp = x0 + 1 == s.nx - 2;
+  // bits[i]: both cells' population i, a's in the low half, b's in the high.
+  std::uint32_t bits[kQ];
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) {
+    const bool wa = wall(a.c, flip_direction(i)), wb = wall(b, flip_direction(i));
+    const Offset ka = wa ? o.load[i][1] : o.load[i][0], kb = wb ? o.load[i][1] : o.load[i][0];
+    if (load_even(i)) {
+      // The word at the fluid cells' slot: where both are fluid their slots agree
+      // (even_slots_flip_alike), where only b is, b's.
+      bits[i] = load_bits_two(esoteric_at(a, load_z(i), fluid_a ? ka : kb));
+    } else {
+      bits[i] = load_bits(esoteric_at(a, load_z(i), ka)) | (load_bits(esoteric_at(a, load_z(i), kb) + 1) << 16);
+    }
+  }
+  float fa[kQ], fb[kQ];
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) fa[i] = half_value(bits[i], false);
+  if (fluid_a) collide<__half>(fa, p);
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) fb[i] = half_value(bits[i], true);
+  if (fluid_b) collide<__half>(fb, p);
+  CUSH_LBM_UNROLL
+  for (int i = 0; i < kQ; ++i) {
+    __half* const at = esoteric_at(a, store_z(i), o.store[i]);
+    if (store_even(i) && fluid_a && fluid_b) {
+      store_two(at, fa[i], fb[i]);
+    } else {
+      if (fluid_a) store(at, fa[i]);
+      if (fluid_b) store(at + 1, fb[i]);
+    }
+  }
+}
+
 /// rho, ux, uy, uz of cell (x, y, z) as the next step would see them (esoteric: that step's
 /// parity); solid cells: rho = 1, u = 0.
 struct Output {

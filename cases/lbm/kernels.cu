@@ -1,9 +1,9 @@
 // Case "lbm": the GPU kernels shared by every variant (kernels.hpp): one thread per cell (the
-// FP16S esoteric kernel: two, in rows y and y + 1), x fastest, the cell's update from cell.hpp
-// (which the host tests run too). No shared memory: a
-// warp loads and stores each population of 32 consecutive cells of a row, 128 bytes (FP32) on
-// rows that start 128-byte aligned, and the neighbours' populations shifted by one cell, which
-// the L1 and L2 caches serve; each population is loaded and stored once per step.
+// FP16S esoteric kernel: two adjacent cells of a row, Cells below), x fastest, the cell's update
+// from cell.hpp (which the host tests run too). No shared memory: a warp loads and stores each
+// population of 32 consecutive cells of a row, 128 bytes (FP32, or FP16S pairs) on rows that
+// start 128-byte aligned, and the neighbours' populations shifted by one cell, which the L1 and
+// L2 caches serve; each population is loaded and stored once per step.
 //
 // Launch shape: blocks of kBlockCells (256) threads, bx along x (a multiple of 32, up to 256)
 // times 256 / bx rows; the grid covers the fluid rows (y = 1 .. ny - 2) of the z range, a layer per grid
@@ -64,36 +64,46 @@ namespace {
 #ifndef CUSH_LBM_ROWS
 #define CUSH_LBM_ROWS 1
 #endif
-#ifndef CUSH_LBM_ROWS_16
-#define CUSH_LBM_ROWS_16 2
+#ifndef CUSH_LBM_CELLS_16
+#define CUSH_LBM_CELLS_16 2
 #endif
 #ifndef CUSH_LBM_MIN_BLOCKS_16
 #define CUSH_LBM_MIN_BLOCKS_16 4
 #endif
-#ifndef CUSH_LBM_MIN_BLOCKS_16_ONE_ROW
-#define CUSH_LBM_MIN_BLOCKS_16_ONE_ROW 6
+#ifndef CUSH_LBM_MIN_BLOCKS_16_ROWS
+#define CUSH_LBM_MIN_BLOCKS_16_ROWS 4
+#endif
+#ifndef CUSH_LBM_MIN_BLOCKS_16_ONE
+#define CUSH_LBM_MIN_BLOCKS_16_ONE 6
 #endif
 constexpr int kBlockCells = CUSH_LBM_BLOCK;
 
-// The esoteric kernel's shape per stored type and offset width: fluid rows per thread (1, or 2:
-// cell::update_esoteric_rows) and the launch bound (blocks per SM). Registers (ptxas, sm_90,
-// CUDA 13), none spilled:
-//   FP32: one row, 48 registers (5 blocks of 256 threads per SM);
-//   FP16S, 32-bit offsets: two rows, 64 registers (4 blocks);
-//   FP16S, 64-bit offsets (the largest slabs): one row, 40 registers (6 blocks; two rows spill
-//   even at 4 blocks, the 64-bit addresses taking more registers).
-// A-B pull 53-54 unbounded, moments 34-47. FP16S keeps half the bytes in flight per load that
-// FP32 does, and gains from whatever puts more in flight: more warps (one row, one H200, 256^3,
-// single reference, MLUPS FP32 / FP16S in one run: 4 blocks 24,875 / 39,742, 5 blocks 25,017 /
-// 41,009, 6 blocks - / 42,346, FP32 spilling there), or two cells per thread (README, "Kernels").
-template <class T, class Offset>
-struct EsotericShape {
-  static constexpr bool kHalf = sizeof(T) == 2;
-  static constexpr int rows = sizeof(Offset) == 8 ? 1 : (kHalf ? CUSH_LBM_ROWS_16 : CUSH_LBM_ROWS);
-  static constexpr int min_blocks =
-      !kHalf ? CUSH_LBM_MIN_BLOCKS : (rows == 2 ? CUSH_LBM_MIN_BLOCKS_16 : CUSH_LBM_MIN_BLOCKS_16_ONE_ROW);
-  static_assert(rows == 1 || rows == 2, "CUSH_LBM_ROWS, CUSH_LBM_ROWS_16: 1 or 2");
+// The cells one thread of the esoteric kernel updates.
+enum class Cells {
+  one,   ///< one (cell::update_esoteric)
+  rows,  ///< (x, y) and (x, y + 1) (cell::update_esoteric_rows)
+  pair,  ///< (x0, y) and (x0 + 1, y), x0 even, FP16S on a slab that cell::esoteric_pairs_fit (cell::update_esoteric_pair)
 };
+// What FP16S takes with 32-bit offsets (CUSH_LBM_CELLS_16: 0 one, 1 rows, 2 pair); FP32, with
+// CUSH_LBM_ROWS = 2, rows.
+constexpr Cells kCells16 = CUSH_LBM_CELLS_16 == 0 ? Cells::one : (CUSH_LBM_CELLS_16 == 1 ? Cells::rows : Cells::pair);
+constexpr Cells kCells32 = CUSH_LBM_ROWS == 2 ? Cells::rows : Cells::one;
+
+// The esoteric kernel's launch bound (blocks of 256 threads per SM) per stored type and shape.
+// Registers (ptxas, sm_90, CUDA 13), none spilled: FP32, one cell: 48 (5 blocks); FP16S, pair
+// and rows: 64 (4 blocks), one cell: 40 (6 blocks). FP16S with 64-bit offsets (the largest slabs)
+// takes one cell (two spill even at 4 blocks), and FP16S on a slab that does not suit pairs two
+// rows. A-B pull 53-54 unbounded, moments 34-47. FP16S keeps half the bytes in flight per load
+// that FP32 does, and gains from whatever puts more in flight. One H200, 256^3, single reference,
+// FP16S MLUPS, each line one run: one cell with 4 / 5 / 6 blocks 39,742 / 41,009 / 42,346; one
+// cell (6) 41,706, rows (4) 44,006; rows 44,959, pair (4) 47,123, pair with 5 blocks (48
+// registers, 116 bytes spilled) 30,374 (README, "Kernels").
+template <class T, Cells C>
+constexpr int kMinBlocks = sizeof(T) == 4 ? (C == Cells::one ? CUSH_LBM_MIN_BLOCKS : 3)
+                                          : (C == Cells::pair ? CUSH_LBM_MIN_BLOCKS_16
+                                                              : (C == Cells::rows ? CUSH_LBM_MIN_BLOCKS_16_ROWS : CUSH_LBM_MIN_BLOCKS_16_ONE));
+static_assert(CUSH_LBM_ROWS == 1 || CUSH_LBM_ROWS == 2, "CUSH_LBM_ROWS: 1 or 2");
+static_assert(CUSH_LBM_CELLS_16 >= 0 && CUSH_LBM_CELLS_16 <= 2, "CUSH_LBM_CELLS_16: 0, 1 or 2");
 
 template <class T>
 __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
@@ -105,17 +115,23 @@ __global__ void ab_kernel(Slab from, Slab to, int z0, Physics p) {
   cell::update_ab<T>(a, b, from, x, y, z0 + static_cast<int>(blockIdx.z), p);
 }
 
-template <class T, class Offset>
-__global__ void __launch_bounds__(kBlockCells, (EsotericShape<T, Offset>::min_blocks))
+template <class T, class Offset, Cells C>
+__global__ void __launch_bounds__(kBlockCells, (kMinBlocks<T, C>))
     esoteric_kernel(Slab s, int z0, Physics p, const __grid_constant__ cell::EsotericOffsets<Offset> o) {
-  constexpr int rows = EsotericShape<T, Offset>::rows;
-  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y = 1 + rows * static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (x < 1 || x > s.nx - 2 || y > s.ny - 2) return;
-  T* f = static_cast<T*>(s.f);  // read and written: no __restrict__ / read-only loads
+  const int tx = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int ty = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   const int z = z0 + static_cast<int>(blockIdx.z);
-  if constexpr (rows == 2) cell::update_esoteric_rows<T, Offset>(f, s, o, x, y, z, p);
-  else cell::update_esoteric<T, Offset>(f, s, o, x, y, z, p);
+  T* f = static_cast<T*>(s.f);  // read and written: no __restrict__ / read-only loads
+  if constexpr (C == Cells::pair) {
+    const int x0 = 2 * tx, y = 1 + ty;
+    if (x0 > s.nx - 2 || y > s.ny - 2) return;
+    cell::update_esoteric_pair<Offset>(f, s, o, x0, y, z, p);
+  } else {
+    const int x = tx, y = 1 + (C == Cells::rows ? 2 : 1) * ty;
+    if (x < 1 || x > s.nx - 2 || y > s.ny - 2) return;
+    if constexpr (C == Cells::rows) cell::update_esoteric_rows<T, Offset>(f, s, o, x, y, z, p);
+    else cell::update_esoteric<T, Offset>(f, s, o, x, y, z, p);
+  }
 }
 
 template <class T, Pattern P, int Parity>
@@ -179,20 +195,29 @@ void ab_step(const Slab& from, const Slab& to, int z0, int z1, Physics p, cudaSt
   });
 }
 
-template <class T, class Offset>
+template <class T, class Offset, Cells C>
 void esoteric_step(const Slab& f, int z0, int z1, int parity, Physics p, cudaStream_t stream) {
   const auto o = cell::esoteric_offsets<Offset>(f, parity);
+  const int threads_x = C == Cells::pair ? (f.nx + 1) / 2 : f.nx;
+  const int rows = C == Cells::rows ? (f.ny - 1) / 2 : f.ny - 2;
   in_chunks(z0, z1, [&](int z, int layers) {
-    const Shape sh = shape(f.nx, (f.ny - 2 + EsotericShape<T, Offset>::rows - 1) / EsotericShape<T, Offset>::rows, layers);
-    esoteric_kernel<T, Offset><<<sh.grid, sh.block, 0, stream>>>(f, z, p, o);
+    const Shape sh = shape(threads_x, rows, layers);
+    esoteric_kernel<T, Offset, C><<<sh.grid, sh.block, 0, stream>>>(f, z, p, o);
     CUSH_CUDA_CHECK(cudaGetLastError());
   });
 }
-// 32-bit slot offsets where they fit (one instruction per address), else 64-bit.
+// 32-bit slot offsets where they fit (one instruction per address), else 64-bit (and one cell
+// per thread); FP16S pairs where the slab suits them.
 template <class T>
 void esoteric_step(const Slab& f, int z0, int z1, int parity, Physics p, cudaStream_t stream) {
-  if (cell::esoteric_offsets_fit_32(f)) esoteric_step<T, std::int32_t>(f, z0, z1, parity, p, stream);
-  else esoteric_step<T, std::int64_t>(f, z0, z1, parity, p, stream);
+  if (!cell::esoteric_offsets_fit_32(f)) return esoteric_step<T, std::int64_t, Cells::one>(f, z0, z1, parity, p, stream);
+  if constexpr (sizeof(T) == 4) {
+    esoteric_step<T, std::int32_t, kCells32>(f, z0, z1, parity, p, stream);
+  } else {
+    if (kCells16 == Cells::pair && !cell::esoteric_pairs_fit(f))
+      return esoteric_step<T, std::int32_t, Cells::rows>(f, z0, z1, parity, p, stream);
+    esoteric_step<T, std::int32_t, kCells16>(f, z0, z1, parity, p, stream);
+  }
 }
 
 template <class T>
