@@ -455,7 +455,7 @@ CUSH_HOST_DEVICE inline void update_esoteric(T* f_, const Slab& s, const Esoteri
 
 /// The same step for the cells (x, y, z) and (x, y + 1, z), the second only if it is fluid: both
 /// cells' populations are loaded before either is collided, twice the bytes in flight per thread
-/// (FP16S: README, "Two rows per thread"). Equal, bit for bit, to update_esoteric of each cell:
+/// (README, "Two cells per thread"). Equal, bit for bit, to update_esoteric of each cell:
 /// the slots a cell's step touches are touched by no other cell's, so loading the second cell's
 /// before storing the first's changes nothing.
 template <class T, class Offset>
@@ -548,9 +548,10 @@ inline bool esoteric_pairs_fit(const Slab& s) {
 /// one 32-bit word (the slot's cell is the cell itself or a neighbour with c_x = 0: 14 of 19 loads
 /// and stores), one access moves both; the other slots, a half each. Half as many load and store
 /// instructions as one cell per thread, and 24 registers for the 38 loaded values instead of 38
-/// (README, "Kernels"). The step of each fluid cell is update_esoteric's, bit for bit; a solid
-/// cell of the pair (x0 = 0, or x0 + 1 = nx - 1) and a cell past the row are neither collided nor
-/// stored.
+/// (README, "Two cells per thread"). The step of each fluid cell is update_esoteric's, bit for
+/// bit. A solid cell of the pair (x0 = 0, or x0 + 1 = nx - 1 for even nx) is neither collided nor
+/// stored; its half of a word and its own loads read slots of solid cells or of the row padding
+/// (in bounds), which another thread may be writing at the same time: values never used.
 template <class Offset>
 CUSH_HOST_DEVICE inline void update_esoteric_pair(__half* f_, const Slab& s, const EsotericOffsets<Offset>& o, int x0,
                                                   int y, int z, Physics p) {
