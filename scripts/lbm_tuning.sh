@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The lattice-Boltzmann kernels' tuning switches (cases/lbm/kernels.cu: CUSH_LBM_BLOCK,
-# CUSH_LBM_MIN_BLOCKS*, CUSH_LBM_ROWS*, CUSH_LBM_L2_FETCH) compared in one call on one GPU host:
+# CUSH_LBM_MIN_BLOCKS*, CUSH_LBM_CELLS_16, CUSH_LBM_L2_FETCH) compared in one call on one GPU host:
 # bench_cases is built once per setting (CMake's CUSH_LBM_TUNING, only kernels.cu and what links
 # it rebuilt), then every build runs the same rows, the builds interleaved over two rounds so that
 # drift of the machine falls on all of them. MLUPS per row and build, and each build's ratio to
 # the first, are printed last and written to $OUT/lbm_tuning.md.
 #
 #   usage: scripts/lbm_tuning.sh [name=DEF[;DEF...] ...]
-#          e.g. scripts/lbm_tuning.sh "default=" "one_row=CUSH_LBM_ROWS_16=1;CUSH_LBM_MIN_BLOCKS_16=6"
+#          e.g. scripts/lbm_tuning.sh "default=" "rows=CUSH_LBM_CELLS_16=1"
 #   CUSH_BUILD_DIR             the build to reconfigure (default build-tune; made if missing)
 #   CUSH_TUNING_FILTER         the benchmark rows (default: esoteric FP32 and FP16S, single GPU, 256^3,
 #                              and the copy row)

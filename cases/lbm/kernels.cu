@@ -61,9 +61,6 @@ namespace {
 #ifndef CUSH_LBM_MIN_BLOCKS
 #define CUSH_LBM_MIN_BLOCKS 5
 #endif
-#ifndef CUSH_LBM_ROWS
-#define CUSH_LBM_ROWS 1
-#endif
 #ifndef CUSH_LBM_CELLS_16
 #define CUSH_LBM_CELLS_16 2
 #endif
@@ -84,10 +81,9 @@ enum class Cells {
   rows,  ///< (x, y) and (x, y + 1) (cell::update_esoteric_rows)
   pair,  ///< (x0, y) and (x0 + 1, y), x0 even, FP16S on a slab that cell::esoteric_pairs_fit (cell::update_esoteric_pair)
 };
-// What FP16S takes with 32-bit offsets (CUSH_LBM_CELLS_16: 0 one, 1 rows, 2 pair); FP32, with
-// CUSH_LBM_ROWS = 2, rows.
+// What FP16S takes with 32-bit offsets (CUSH_LBM_CELLS_16: 0 one, 1 rows, 2 pair); FP32 takes one
+// (two rows lost: README, "Two cells per thread").
 constexpr Cells kCells16 = CUSH_LBM_CELLS_16 == 0 ? Cells::one : (CUSH_LBM_CELLS_16 == 1 ? Cells::rows : Cells::pair);
-constexpr Cells kCells32 = CUSH_LBM_ROWS == 2 ? Cells::rows : Cells::one;
 
 // The esoteric kernel's launch bound (blocks of 256 threads per SM) per stored type and shape.
 // Registers (ptxas, sm_90, CUDA 13), none spilled: FP32, one cell: 48 (5 blocks); FP16S, pair
@@ -99,10 +95,9 @@ constexpr Cells kCells32 = CUSH_LBM_ROWS == 2 ? Cells::rows : Cells::one;
 // cell (6) 41,706, rows (4) 44,006; rows 44,959, pair (4) 47,123, pair with 5 blocks (48
 // registers, 116 bytes spilled) 30,374 (README, "Kernels").
 template <class T, Cells C>
-constexpr int kMinBlocks = sizeof(T) == 4 ? (C == Cells::one ? CUSH_LBM_MIN_BLOCKS : 3)
+constexpr int kMinBlocks = sizeof(T) == 4 ? CUSH_LBM_MIN_BLOCKS
                                           : (C == Cells::pair ? CUSH_LBM_MIN_BLOCKS_16
                                                               : (C == Cells::rows ? CUSH_LBM_MIN_BLOCKS_16_ROWS : CUSH_LBM_MIN_BLOCKS_16_ONE));
-static_assert(CUSH_LBM_ROWS == 1 || CUSH_LBM_ROWS == 2, "CUSH_LBM_ROWS: 1 or 2");
 static_assert(CUSH_LBM_CELLS_16 >= 0 && CUSH_LBM_CELLS_16 <= 2, "CUSH_LBM_CELLS_16: 0, 1 or 2");
 
 template <class T>
@@ -212,7 +207,7 @@ template <class T>
 void esoteric_step(const Slab& f, int z0, int z1, int parity, Physics p, cudaStream_t stream) {
   if (!cell::esoteric_offsets_fit_32(f)) return esoteric_step<T, std::int64_t, Cells::one>(f, z0, z1, parity, p, stream);
   if constexpr (sizeof(T) == 4) {
-    esoteric_step<T, std::int32_t, kCells32>(f, z0, z1, parity, p, stream);
+    esoteric_step<T, std::int32_t, Cells::one>(f, z0, z1, parity, p, stream);
   } else {
     if (kCells16 == Cells::pair && !cell::esoteric_pairs_fit(f))
       return esoteric_step<T, std::int32_t, Cells::rows>(f, z0, z1, parity, p, stream);

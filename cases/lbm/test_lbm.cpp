@@ -85,12 +85,12 @@ void step(lbm::Pattern pattern, HostSlab<T>& a, HostSlab<T>& b, int parity, lbm:
         for (int x = 0; x < a.s.nx; ++x) cell::update_esoteric_rows<T>(a.f(), a.s, o, x, y, z, p);
       continue;
     }
-    if constexpr (std::is_same_v<T, __half>) {
-      if (pattern == lbm::Pattern::esoteric && cells == 3) {
+    if (pattern == lbm::Pattern::esoteric && cells == 3) {
+      if constexpr (!std::is_same_v<T, __half>) throw std::invalid_argument("pairs of a row are FP16S only");
+      else
         for (int y = 1; y <= a.s.ny - 2; ++y)
           for (int x = 0; x <= a.s.nx - 2; x += 2) cell::update_esoteric_pair(a.f(), a.s, o, x, y, z, p);
-        continue;
-      }
+      continue;
     }
     for (int y = 0; y < a.s.ny; ++y)
       for (int x = 0; x < a.s.nx; ++x) {
