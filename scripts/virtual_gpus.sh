@@ -28,6 +28,10 @@
 #                            "binary(Suite.Test)" in the summary and in CUSH_SANITIZE_PICK), left
 #                            out of its binary's shards: the long tests, which else hold a shard
 #                            past its limit and leave the tests after them unrun
+#   CUSH_SANITIZE_EACH       regex: the test binaries whose every test (CUSH_SANITIZE_FILTER's)
+#                            runs in a process of its own, named as CUSH_SANITIZE_ALONE's, instead
+#                            of shards: a test that finishes counts even if others of its binary
+#                            do not, and the summary says how long each took
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
 summary_name=virtual_summary.txt
@@ -61,11 +65,17 @@ shard_filter() {
   if [[ "$filter" == *-* ]]; then echo "$filter:$alone"; else echo "$filter-$alone"; fi
 }
 
+# The tests of test binary $1 that gtest filter $2 selects, one "Suite.Test" per line.
+list_tests() {
+  "$1" --gtest_list_tests --gtest_filter="$2" 2>/dev/null | awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }'
+}
+
 # One binary under one tool: its log in $2, its result ("name N;") in $2.result. $5/$6: the
 # GoogleTest shard it runs, of how many (0 1: all its tests). $7: a test run alone (its name),
 # instead of the binary's shard.
 sanitize_one() {
-  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} bin args=() extra=() rc count name result
+  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} bin args=() extra=() rc count name result start
+  start=$(date +%s)
   bin=${entry%%:*}
   name=$(basename "$bin")
   [ "$shards" -gt 1 ] && name+="[$shard/$shards]"
@@ -94,7 +104,8 @@ sanitize_one() {
     *) result="$name ${count:-0} (rc $rc: tests failed);" ;;
   esac
   echo "$result" >"$log.result"
-  echo "   $tool, CUSH_VIRTUAL_GPUS=$n: $result ($(elapsed))" >>"$summary"  # progress, if the run is cut short
+  # progress, if the run is cut short: the process's own seconds, then the run's
+  echo "   $tool, CUSH_VIRTUAL_GPUS=$n: $result ($(( $(date +%s) - start ))s, at $(elapsed))" >>"$summary"
 }
 
 if [[ "$steps" == *" sanitize "* ]]; then
@@ -122,6 +133,10 @@ if [[ "$steps" == *" sanitize "* ]]; then
             "${entry%%:*}" --gtest_list_tests --gtest_filter="$test" 2>/dev/null | grep -q '^  ' && runs+=("$test")
           done
         fi
+        if [[ "$name" == test_*_gpu && -n "${CUSH_SANITIZE_EACH:-}" && "$name" =~ $CUSH_SANITIZE_EACH ]]; then
+          while read -r test; do runs+=("$test"); done < <(list_tests "${entry%%:*}" "$(shard_filter)")
+          shards=0
+        fi
         for ((shard = 0; shard < shards; ++shard)); do runs+=("$shard"); done
         for run in "${runs[@]}"; do
           shard=$run test=""
@@ -133,7 +148,7 @@ if [[ "$steps" == *" sanitize "* ]]; then
           fi
           while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
           if [ -n "$test" ]; then
-            sanitize_one "$tool" "$dir/$name.$test.log" "$n" "$entry" 0 1 "$test" &
+            sanitize_one "$tool" "$dir/$name.${test//\//_}.log" "$n" "$entry" 0 1 "$test" &
           else
             sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" &
           fi
