@@ -32,6 +32,9 @@
 #                            runs in a process of its own, named as CUSH_SANITIZE_ALONE's, instead
 #                            of shards: a test that finishes counts even if others of its binary
 #                            do not, and the summary says how long each took
+#   CUSH_SANITIZE_ARGS       more compute-sanitizer options, split at spaces (e.g. "--kernel-name
+#                            kns=5cases --kernel-name kns=4cush": only the kernels of namespaces
+#                            cases and cush, not a library's such as cuFFT's)
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
 summary_name=virtual_summary.txt
@@ -74,7 +77,7 @@ list_tests() {
 # GoogleTest shard it runs, of how many (0 1: all its tests). $7: a test run alone (its name),
 # instead of the binary's shard.
 sanitize_one() {
-  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} bin args=() extra=() rc count name result start
+  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} bin args=() extra=() more=() rc count name result start
   start=$(date +%s)
   bin=${entry%%:*}
   name=$(basename "$bin")
@@ -86,7 +89,9 @@ sanitize_one() {
     args=(--gtest_filter="$test")
   fi
   [ "$tool" = memcheck ] && extra=(--leak-check full)
-  echo "=== $name ${args[*]}" >"$log"
+  read -r -a more <<<"${CUSH_SANITIZE_ARGS:-}"
+  extra+=("${more[@]}")
+  echo "=== $name ${args[*]}${CUSH_SANITIZE_ARGS:+ (compute-sanitizer $CUSH_SANITIZE_ARGS)}" >"$log"
   GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
     --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
   rc=$?
