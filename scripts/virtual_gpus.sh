@@ -35,6 +35,12 @@
 #   CUSH_SANITIZE_ARGS       more compute-sanitizer options, split at spaces (e.g. "--kernel-name
 #                            kns=5cases --kernel-name kns=4cush": only the kernels of namespaces
 #                            cases and cush, not a library's such as cuFFT's)
+#   CUSH_SANITIZE_LAUNCHES   "SKIP[:COUNT]": the tool checks only kernel launches SKIP to SKIP+COUNT-1
+#                            (0-based, in launch order; no COUNT: to the end), the others run
+#                            unchecked (compute-sanitizer --launch-skip/--launch-count); the result
+#                            names the window. Windows run as separate invocations (their own OUT)
+#                            together check a long test whose launches come in a fixed order
+#                            (docs/reliability.md, "Racecheck in windows")
 #   CUSH_SANITIZE_SKIP       "tool:binary ..." left out (e.g. racecheck:test_case_matmul_gpu, whose
 #                            cuBLAS kernels take minutes under racecheck); each is named in the summary
 summary_name=virtual_summary.txt
@@ -91,6 +97,13 @@ sanitize_one() {
   [ "$tool" = memcheck ] && extra=(--leak-check full)
   read -r -a more <<<"${CUSH_SANITIZE_ARGS:-}"
   extra+=("${more[@]}")
+  if [ -n "${CUSH_SANITIZE_LAUNCHES:-}" ]; then
+    local skip=${CUSH_SANITIZE_LAUNCHES%%:*} count_limit=""
+    [[ "$CUSH_SANITIZE_LAUNCHES" == *:* ]] && count_limit=${CUSH_SANITIZE_LAUNCHES#*:}
+    extra+=(--launch-skip "$skip")
+    [ -n "$count_limit" ] && extra+=(--launch-count "$count_limit")
+    name+="{launches $skip..$([ -n "$count_limit" ] && echo $((skip + count_limit - 1)) || echo end)}"
+  fi
   echo "=== $name ${args[*]}${CUSH_SANITIZE_ARGS:+ (compute-sanitizer $CUSH_SANITIZE_ARGS)}" >"$log"
   GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
     --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
@@ -114,6 +127,10 @@ sanitize_one() {
 }
 
 if [[ "$steps" == *" sanitize "* ]]; then
+  if [[ -n "${CUSH_SANITIZE_LAUNCHES:-}" && ! "$CUSH_SANITIZE_LAUNCHES" =~ ^[0-9]+(:[1-9][0-9]*)?$ ]]; then
+    note "CUSH_SANITIZE_LAUNCHES must be SKIP or SKIP:COUNT (integers, COUNT > 0), not '$CUSH_SANITIZE_LAUNCHES'"
+    exit 2
+  fi
   binaries=$(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort)
   examples="$build/examples/cush_device_ops:100003 $build/examples/cush_field_step:131,5 $build/examples/cush_field_components:1003,5 $build/examples/cush_pipeline:16,5"
   jobs=${CUSH_SANITIZE_JOBS:-1}  # binaries side by side on the GPUs (the tests leave free-memory checks to the tool)
