@@ -152,7 +152,7 @@ if [[ "$steps" == *" sanitize "* ]]; then
         runs=()  # the long tests first
         if [[ "$name" == test_*_gpu ]]; then
           for test in ${CUSH_SANITIZE_ALONE:-}; do
-            "${entry%%:*}" --gtest_list_tests --gtest_filter="$test" 2>/dev/null | grep -q '^  ' && runs+=("$test")
+            [ -n "$(list_tests "${entry%%:*}" "$test")" ] && runs+=("$test")
           done
         fi
         if [[ "$name" == test_*_gpu && -n "${CUSH_SANITIZE_EACH:-}" && "$name" =~ $CUSH_SANITIZE_EACH ]]; then

@@ -8,7 +8,6 @@
 //         long unrolled body, a large kernel image); GX x GY x GZ blocks of 128 threads.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <string>
 
