@@ -2,6 +2,9 @@
 # Builds launches.cu and prints how much host memory compute-sanitizer's racecheck (and, for
 # comparison, memcheck and no tool) keeps per kernel launch, for kernels with and without shared
 # memory, small and large, on 1-D and 3-D grids (docs/reliability.md, "Racecheck's host memory").
+# The program synchronizes at each quarter of its launches and prints VmRSS there. Racecheck's
+# memory grows between synchronizations and is reused after them, so read the growth up to the
+# first quarter (its last figure, "per launch", averages over all launches and hides that).
 # Needs a GPU of compute capability 9.0:
 #   bash scripts/racecheck_memory/run.sh [LOG_DIR] [LAUNCHES]
 set -uo pipefail
