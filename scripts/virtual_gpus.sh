@@ -47,9 +47,16 @@ summary_name=virtual_summary.txt
 source "$(dirname "$0")/gpu_script.sh"
 steps=" ${*:-suite} "
 
+# How many processes hold a GPU context now (0 without nvidia-smi).
+gpu_processes() {
+  command -v nvidia-smi >/dev/null 2>&1 || { echo 0; return; }
+  nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c '[0-9]'
+}
+
 if [[ "$steps" == *" suite "* ]]; then
   for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
     log="$OUT/ctest_virtual_$n.log"
+    others=$(gpu_processes)
     heap=()
     [ -n "${CUSH_HEAP_CHECK:-}" ] && heap=(LD_PRELOAD=libc_malloc_debug.so.0 GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.perturb=165)
     (cd "$build" && env "${heap[@]}" CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
@@ -60,6 +67,8 @@ if [[ "$steps" == *" suite "* ]]; then
     skipped=$(grep -c '(Skipped)' "$log")
     note "CUSH_VIRTUAL_GPUS=$n${CUSH_HEAP_CHECK:+ (heap checks)}: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(elapsed))"
     grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /' | tee -a "$summary"
+    # The fault walks compare a GPU's free memory before and after, which other processes change.
+    [ "$others" -gt 0 ] && note "     other processes on the GPU when this count began: $others (fault walks may fail beside them: docs/reliability.md, \"Fault walks need the GPU to themselves\")"
     # Why tests skipped: GoogleTest wrote the reason on the line after "Skipped".
     grep -A1 ": Skipped$" "$build/Testing/Temporary/LastTest.log" | grep -v -e ": Skipped$" -e "^--$" | sort |
       uniq -c | sed 's/^/     skip reason: /' | tee -a "$summary"
