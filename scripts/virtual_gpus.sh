@@ -6,7 +6,8 @@
 #   usage: scripts/virtual_gpus.sh [suite] [sanitize]      (default: suite)
 #          scripts/virtual_gpus.sh status    a run started with CUSH_DETACH=1 (gpu_script.sh)
 #   suite     ctest -L gpu with CUSH_VIRTUAL_GPUS=N for each N of CUSH_VIRTUAL_COUNTS (default
-#             "2 3 4 8"): passed / skipped / failed per N, and why tests were skipped
+#             "2 3 4 8"): passed / skipped / failed per N, why tests were skipped, and how many
+#             other processes held the GPU when N began (they upset the fault walks' free memory)
 #   sanitize  every GPU test binary and example under each tool of CUSH_SANITIZE_TOOLS (default
 #             "memcheck racecheck synccheck"; memcheck with the leak check) for each N of
 #             CUSH_SANITIZE_COUNTS (default "2 4"): the tool's error count per binary
