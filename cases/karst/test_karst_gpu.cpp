@@ -348,9 +348,10 @@ TEST(KarstGpu, BadRunsAreRejectedBeforeAnythingRuns) {
                std::invalid_argument);
 }
 
-// The inversion twin with its ensembles on `variant`: Pe, St and Theta from the Table 7.3 start
-// recovered within 1%. One test per variant, so that each fits in one process under racecheck (about
-// 20 minutes each, docs/reliability.md).
+// The inversion twin with its ensembles on variant V over `gpus`: Pe, St and Theta from the Table
+// 7.3 start recovered within 1%. One test per variant, so that each fits in one machine's time under
+// racecheck (the cush one took 871 s; both in one test did not finish in 20 minutes:
+// docs/reliability.md).
 template <class V>
 void expect_twin_recovered(const cases::Devices& gpus) {
   const karst::Grid grid{128, 32, 0.05};
