@@ -151,6 +151,12 @@ class WholeReport(TempDir):
         self.assertEqual(figures["fft.1gpu.natural.cush_vs_single.2e28"]["ratio"], 0.643)
         self.assertEqual(figures["fft.2vgpu.natural.cush_vs_cufftxt.2e28"]["ratio"], 1.628)
         self.assertNotIn("fft_natural.2gpu.time_n268435456", figures)
+        # the two-GPU call (two_gpu_*.json): its case rows in performance.md, its goals in summary.json
+        self.assertEqual(figures["fft.2gpu.natural.cush_vs_a2a_floor.2e28"]["reference"], 4.967)
+        self.assertEqual(figures["lbm_esoteric_fp32.2gpu.time_n1024"]["device"], "2 x NVIDIA H200")
+        with open(os.path.join(self.dir, "performance.md")) as f:
+            self.assertIn("## Case lbm_esoteric_fp32 (two_gpu_2026-11-24_lbm.json)", f.read())
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "lbm_esoteric_fp32_two_gpu_2026-11-24_lbm_time.png")))
         # advection's roofline and matmul's figures
         self.assertEqual(figures["advection.1gpu.single.rate_n1024"]["value"], 216.3)
         self.assertEqual(figures["matmul.1gpu.rerun.vs_cublasxt_k20"]["ratio"], 1.016)

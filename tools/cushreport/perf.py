@@ -111,12 +111,14 @@ def _curves(samples, case, g):
     return raw, cush
 
 
-def case_section(case, samples, context, out_dir):
-    """The Markdown lines of one case (and its charts)."""
+def case_section(case, samples, context, out_dir, run_name=None):
+    """The Markdown lines of one case (and its charts). run_name: for a case that an earlier file
+    already showed, the file's name without .json, which goes into the title and the charts' names."""
     keys = [k for k in samples if k[0] == case]
     gpus_all = sorted({k[2] for k in keys})
     sizes = sorted({k[3] for k in keys})
-    lines = [f"## Case {case}", "", context_line(context), "",
+    title = f"## Case {case}" + (f" ({run_name}.json)" if run_name else "")
+    lines = [title, "", context_line(context), "",
              "Median of the repetitions; \"cush / raw speed\" is raw time over cush time with a 95% confidence "
              "interval (Welch t on log times; > 1: cush faster).", ""]
     for g in gpus_all:
@@ -133,7 +135,7 @@ def case_section(case, samples, context, out_dir):
                 lines.append(f"| {size_text(case, n)} | {single_ms} | {stats.median(raw):.3f} | {stats.median(cush):.3f} | "
                              f"{ci_text(raw, cush)} | {len(raw)}+{len(cush)} |")
         lines += ["", verdict(f_test(raw_by, cush_by)), ""]
-    for path in plots.case_charts(case, samples, out_dir):
+    for path in plots.case_charts(case, samples, out_dir, f"{case}_{run_name}" if run_name else case):
         lines += [f"![{os.path.basename(path)}]({os.path.basename(path)})", ""]
     return lines
 
@@ -244,6 +246,7 @@ def run(results_dir, case_files, host_file):
              "Produced by `scripts/report.sh` (python3 -m cushreport report) from the benchmark JSON beside this "
              "file; the context line of each section says where and when it was measured.", ""]
     found = False
+    shown = set()  # cases with a section already: a later file's section of one is titled by the file
     for path in case_files:
         if os.path.exists(path):
             measured = gbench.load(path)
@@ -252,7 +255,9 @@ def run(results_dir, case_files, host_file):
                 continue
             samples = case_samples(measured.rows)
             for case in sorted({k[0] for k in samples}):
-                lines += case_section(case, samples, measured.context, results_dir)
+                run_name = os.path.splitext(measured.source)[0] if case in shown else None
+                lines += case_section(case, samples, measured.context, results_dir, run_name)
+                shown.add(case)
                 found = True
             entries += case_figures(measured, samples)
     if host_file and os.path.exists(host_file):

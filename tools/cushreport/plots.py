@@ -55,16 +55,17 @@ def complexity_chart(rows, path):
     return save(fig, os.path.dirname(path), os.path.basename(path))
 
 
-def case_charts(case, samples, out_dir):
-    """<case>_time.png and <case>_scaling.png; samples: (case, variant, gpus, n) -> [ms]."""
+def case_charts(case, samples, out_dir, stem=None):
+    """<stem>_time.png and <stem>_scaling.png (stem: the case's name unless given); samples:
+    (case, variant, gpus, n) -> [ms]."""
     keys = [k for k in samples if k[0] == case]
     gpus_all = sorted({k[2] for k in keys})
     sizes = sorted({k[3] for k in keys})
-    return [_time_chart(case, samples, gpus_all, sizes, out_dir),
-            _scaling_chart(case, samples, gpus_all, sizes, out_dir)]
+    return [_time_chart(case, samples, gpus_all, sizes, out_dir, stem or case),
+            _scaling_chart(case, samples, gpus_all, sizes, out_dir, stem or case)]
 
 
-def _time_chart(case, samples, gpus_all, sizes, out_dir):
+def _time_chart(case, samples, gpus_all, sizes, out_dir, stem):
     fig, ax = plt.subplots(figsize=(6, 4))
     for variant in ("single", "multi_cuda", "multi_cush"):
         for gi, g in enumerate(gpus_all):
@@ -77,10 +78,10 @@ def _time_chart(case, samples, gpus_all, sizes, out_dir):
     ax.set_ylabel("median time (ms)")
     ax.set_title(f"case {case}: time against size")
     ax.legend(fontsize=7)
-    return save(fig, out_dir, f"{case}_time.png")
+    return save(fig, out_dir, f"{stem}_time.png")
 
 
-def _scaling_chart(case, samples, gpus_all, sizes, out_dir):
+def _scaling_chart(case, samples, gpus_all, sizes, out_dir, stem):
     fig, (strong, weak) = plt.subplots(1, 2, figsize=(10, 4))
     for n in sizes[-2:]:
         base = samples.get((case, "single", 1, n))
@@ -112,7 +113,7 @@ def _scaling_chart(case, samples, gpus_all, sizes, out_dir):
     weak.set_xticks(gpus_all)
     if weak.get_legend_handles_labels()[0]:  # one GPU count only: no weak-scaling line to label
         weak.legend(fontsize=7)
-    return save(fig, out_dir, f"{case}_scaling.png")
+    return save(fig, out_dir, f"{stem}_scaling.png")
 
 
 def host_chart(samples, gpus, out_dir):

@@ -12,10 +12,14 @@ import os
 import sys
 
 from . import complexity, gbench, perf
-from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul
+from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, two_gpu
 
 CASES_JSON = "perf_cases.json"
 HOST_OPS_JSON = "perf_host_ops.json"
+# The files of one call on two real GPUs (two_gpu.md, issue 24): bench_cases rows of the cases,
+# which performance.md shows beside the one-GPU runs, and bench_device_ops all-to-all rows, the
+# FFT's communication floor in the two-GPU goals (summaries/two_gpu.py).
+TWO_GPU_GLOB = "two_gpu_*.json"
 
 
 def _matmul_rerun(run):
@@ -59,6 +63,13 @@ def page_figures(results_dir):
     return entries
 
 
+def two_gpu_figures(results_dir):
+    """The two-GPU goal entries (summaries/two_gpu.py) of the two_gpu_*.json files, if any."""
+    paths = sorted(glob.glob(os.path.join(results_dir, TWO_GPU_GLOB)))
+    runs = [r for r in (gbench.load(p) for p in paths) if not gbench.on_virtual_gpus(r)]
+    return two_gpu.figures(runs) if runs else []
+
+
 def run(results_dir, root):
     """Writes the three reports into results_dir; returns summary.json's entries."""
     os.makedirs(results_dir, exist_ok=True)
@@ -67,9 +78,10 @@ def run(results_dir, root):
     # perf_cases.json is what scripts/report.sh measures; perf_cases_<what>.json hold runs of single
     # cases made apart (their sections say where); delete one once perf_cases.json covers its case.
     case_files = [os.path.join(results_dir, CASES_JSON)] + sorted(glob.glob(os.path.join(results_dir, "perf_cases_*.json")))
+    case_files += sorted(glob.glob(os.path.join(results_dir, TWO_GPU_GLOB)))
     measured = perf.run(results_dir, case_files, os.path.join(results_dir, HOST_OPS_JSON))
     print(f"report: performance -> {results_dir}/performance.md ({len(measured)} headline figures)")
-    quoted = page_figures(results_dir)
+    quoted = page_figures(results_dir) + two_gpu_figures(results_dir)
     print(f"report: {len(quoted)} figures of the runs the results pages quote")
     entries += measured + quoted
     with open(os.path.join(results_dir, "summary.json"), "w") as f:
