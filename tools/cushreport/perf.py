@@ -104,7 +104,7 @@ def case_samples(rows):
     return samples
 
 
-def _curves(samples, case, g):
+def case_curves(samples, case, g):
     """({n: raw ms}, {n: cush ms}) of one case on g GPUs."""
     raw = {k[3]: v for k, v in samples.items() if k[:3] == (case, "multi_cuda", g)}
     cush = {k[3]: v for k, v in samples.items() if k[:3] == (case, "multi_cush", g)}
@@ -122,7 +122,7 @@ def case_section(case, samples, context, out_dir, run_name=None):
              "Median of the repetitions; \"cush / raw speed\" is raw time over cush time with a 95% confidence "
              "interval (Welch t on log times; > 1: cush faster).", ""]
     for g in gpus_all:
-        raw_by, cush_by = _curves(samples, case, g)
+        raw_by, cush_by = case_curves(samples, case, g)
         if g == 1 and not (raw_by or cush_by):
             continue
         lines += [f"### {g} GPU{'s' if g > 1 else ''}", "",
@@ -148,7 +148,7 @@ def case_figures(run, samples, tag=""):
     for case in sorted({k[0] for k in samples}):
         g = max(k[2] for k in samples if k[0] == case)
         n = max(k[3] for k in samples if k[0] == case)
-        raw_by, cush_by = _curves(samples, case, g)
+        raw_by, cush_by = case_curves(samples, case, g)
         if n not in raw_by or n not in cush_by:
             continue
         cush_ms, raw_ms = stats.median(cush_by[n]), stats.median(raw_by[n])

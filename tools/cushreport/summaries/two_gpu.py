@@ -42,7 +42,8 @@ def kind_of(run):
 
 def by_kind(runs):
     """{kind: run} of the runs whose kind is known (the last one of a kind wins)."""
-    return {kind_of(run): run for run in runs if kind_of(run)}
+    kinds = ((kind_of(run), run) for run in runs)
+    return {kind: run for kind, run in kinds if kind}
 
 
 def a2a_ms(run, impl="raw_nccl"):
@@ -58,7 +59,8 @@ def a2a_ms(run, impl="raw_nccl"):
 def fastest_a2a(run, size):
     """(impl, median ms) of the fastest all-to-all of `size` bytes per GPU in the run."""
     impls = {m["impl"] for m in (A2A.match(r.name) for r in run.rows) if m}
-    best = [(stats.median(a2a_ms(run, i)[size]), i) for i in impls if a2a_ms(run, i).get(size)]
+    medians = {i: a2a_ms(run, i).get(size) for i in impls}
+    best = [(stats.median(ms), i) for i, ms in medians.items() if ms]
     return min(best)[::-1] if best else (None, float("nan"))
 
 
@@ -77,13 +79,15 @@ def met(ok):
 def lbm_goals(run):
     """The lattice-Boltzmann entries: per storage, the strong series at its largest M on 2 GPUs."""
     mlups, _ = lbm.medians(run)
+    samples = perf.case_samples(run.rows)
     entries = []
     for storage in ("fp32", "fp16s"):
         strong = [k for k in mlups if k[:3] == ("strong", "esoteric", storage) and k[3] == "multi_cush" and k[4] == 2]
         if not strong:
             continue
         m = max(k[5] for k in strong)
-        cush, one = mlups[strong[0][:4] + (2, m)], mlups.get(("strong", "esoteric", storage, "single", 1, m))
+        cush = mlups[("strong", "esoteric", storage, "multi_cush", 2, m)]
+        one = mlups.get(("strong", "esoteric", storage, "single", 1, m))
         base = f"lbm.2gpu.esoteric_{storage}.multi_cush.m{m}"
         if one:
             entries.append(figure(f"{base}.vs_two_one_gpu", round(cush), "MLUPS", reference=round(2 * one),
@@ -96,12 +100,7 @@ def lbm_goals(run):
                                   ratio=round(cush / FLUIDX3D_2X_H200, 3), **measured_in(run),
                                   goal=f"above FluidX3D's {FLUIDX3D_2X_H200:,} MLUPS: "
                                        f"{met(cush > FLUIDX3D_2X_H200)}"))
-        times = defaultdict(lambda: defaultdict(list))
-        for row in run.rows:
-            k = lbm.NAME.match(row.name)
-            if k and not k["weak"] and k["pattern"] == "esoteric" and k["storage"] == storage and k["g"] == "2":
-                times[k["v"]][int(k["m"]) ** 2].append(row.ms)
-        r = perf.f_test(times["multi_cuda"], times["multi_cush"])
+        r = perf.f_test(*perf.case_curves(samples, f"lbm_esoteric_{storage}", 2))
         if r is not None:
             entries.append(figure(f"lbm.2gpu.esoteric_{storage}.cush_vs_raw", round(r["speed"], 4), "speed (raw time / cush time)",
                                   **measured_in(run), f_test=verdict_text(r),
@@ -135,6 +134,7 @@ def fft_floor_rows(fft_run, a2a_run):
 
 def fft_goals(fft_run, a2a_run):
     cases, _ = fft.samples(fft_run)
+    samples = perf.case_samples(fft_run.rows)
     entries = []
     for mode, e, cush, k, a2a, goal in fft_floor_rows(fft_run, a2a_run):
         if a2a == a2a:
@@ -154,11 +154,7 @@ def fft_goals(fft_run, a2a_run):
                                       reference_is="cufftXt on the same two GPUs, natural order, same run",
                                       ratio=round(x / c, 3), **measured_in(fft_run),
                                       goal="against cufftXt on the same GPUs (issue 24; no threshold)"))
-        raw = {2 ** e: v["multi_cuda"] for (s, md, g, e), v in cases.items()
-               if (s, md, g) == ("strong", mode, "2gpu") and v.get("multi_cuda")}
-        cush = {2 ** e: v["multi_cush"] for (s, md, g, e), v in cases.items()
-                if (s, md, g) == ("strong", mode, "2gpu") and v.get("multi_cush")}
-        r = perf.f_test(raw, cush)
+        r = perf.f_test(*perf.case_curves(samples, f"fft_{mode}", 2))
         if r is not None:
             entries.append(figure(f"fft.2gpu.{mode}.cush_vs_raw", round(r["speed"], 4), "speed (raw time / cush time)",
                                   **measured_in(fft_run), f_test=verdict_text(r),
@@ -167,7 +163,7 @@ def fft_goals(fft_run, a2a_run):
 
 
 def karst_goals(run):
-    times, rates = karst.samples(run)
+    _, rates = karst.samples(run)
     entries = []
     two, one = rates.get(("ensemble", "multi_cush", "2gpu"), {}), rates.get(("ensemble", "multi_cush", "1gpu"), {})
     ks = sorted(set(two) & set(one))
@@ -177,8 +173,7 @@ def karst_goals(run):
         entries.append(figure(f"karst.2gpu.multi_cush.k{k}.vs_two_one_gpu", round(t, 1), "runs/s", reference=round(2 * o, 1),
                               reference_is="2 x cush on one of the GPUs, same run", ratio=round(t / (2 * o), 3),
                               **measured_in(run), goal="ensemble throughput against 2 x one GPU (issue 24; no threshold)"))
-    raw, cush = karst.curves(times, "2gpu")
-    r = perf.f_test(raw, cush)
+    r = perf.f_test(*perf.case_curves(perf.case_samples(run.rows), "karst", 2))
     if r is not None:
         entries.append(figure("karst.2gpu.cush_vs_raw", round(r["speed"], 4), "speed (raw time / cush time)",
                               **measured_in(run), f_test=verdict_text(r),
