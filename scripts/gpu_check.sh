@@ -3,10 +3,16 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,test1,demo,sanitize,report,probe,bench,devbench,halobench,
+#   CUSH_STEPS   comma list of build,test,demo,sanitize,report,probe,bench,devbench,halobench,
 #                casebench
-#                (default: all but report; test1 runs the suite with one GPU visible; report runs
-#                scripts/report.sh and packs docs/results into $OUT/results.tgz)
+#                (default: build,test,demo,sanitize,probe,bench; report runs scripts/report.sh and
+#                packs docs/results into $OUT/results.tgz)
+#   CUSH_SUITE_GPUS  the GPU counts the test step runs the whole suite with, in turn (default: every
+#                GPU, then 2 and 1 where the host has more; e.g. "4 2 1"): the first n GPUs
+#                visible each time. Per count it prints passed / skipped / failed, the skip reasons,
+#                the wall time and the slowest tests.
+#   CUSH_SUITE_JOBS  tests run side by side (default 8); the tests that compare free GPU memory
+#                (fault walks, misuse, plan rejection) run after them, one at a time.
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
 #   CUSH_CASE_FILTER, CUSH_CASE_REPETITIONS  filter and repetitions (default 3) for bench_cases
@@ -14,11 +20,11 @@
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
-#   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 300)
+#   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 400)
 #   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
 summary_name=summary.txt
 source "$(dirname "$0")/gpu_script.sh"
-steps=",${CUSH_STEPS:-build,test,test1,demo,sanitize,probe,bench},"
+steps=",${CUSH_STEPS:-build,test,demo,sanitize,probe,bench},"
 has() { [[ "$steps" == *",$1,"* ]]; }
 # The Markdown summary of one benchmark run (tools/cushreport; docs/report.md).
 summarize() { PYTHONPATH="$PWD/tools" python3 -m cushreport summarize "$@"; }
@@ -28,7 +34,8 @@ note "   driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | 
 
 if has build; then
   gen=(-G Ninja); [ -f "$build/CMakeCache.txt" ] && gen=()
-  if cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
+  # Without the tests' resource lock: the test step runs what may share the GPUs side by side.
+  if cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCUSH_GPU_TEST_LOCK=OFF >"$OUT/build.log" 2>&1 &&
      cmake --build "$build" -j "$(nproc)" >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
   else
@@ -37,19 +44,33 @@ if has build; then
 fi
 
 if has test; then
-  (cd "$build" && timeout 900 ctest -j 8 --output-on-failure --timeout "${CUSH_TEST_TIMEOUT:-300}" -R "${CUSH_CTEST_REGEX:-.}") >"$OUT/ctest.log" 2>&1
-  rc=$?
-  note "ctest (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest.log")"
-  note "   skipped: $(grep -c '(Skipped)' "$OUT/ctest.log"), failed: $(grep -cE '\(Failed\)|\(Timeout\)|Exception' "$OUT/ctest.log")"
-  grep -E '\(Failed\)|\(Timeout\)' "$OUT/ctest.log" | head -20 | tee -a "$summary"
-fi
-
-if has test1; then
-  # The same suite on a host with one GPU: 2-GPU tests must skip, the rest pass.
-  (cd "$build" && CUDA_VISIBLE_DEVICES=0 timeout 600 ctest -j 8 --output-on-failure --timeout "${CUSH_TEST_TIMEOUT:-300}") >"$OUT/ctest_1gpu.log" 2>&1
-  rc=$?
-  note "ctest, 1 GPU visible (rc $rc, $(elapsed)): $(grep -E 'tests passed' "$OUT/ctest_1gpu.log"), skipped: $(grep -c '(Skipped)' "$OUT/ctest_1gpu.log")"
-  grep -E '\(Failed\)|\(Timeout\)' "$OUT/ctest_1gpu.log" | head -20 | tee -a "$summary"
+  # The tests that compare the GPUs' free memory before and after must have the GPUs to themselves.
+  alone='Faults|Misuse|FailsCleanly|PlanGpu'
+  total=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  counts=${CUSH_SUITE_GPUS:-$total $( ((total > 2)) && echo 2) $( ((total > 1)) && echo 1)}
+  for n in $counts; do
+    visible=$(seq -s, 0 $((n - 1)))
+    log="$OUT/ctest_${n}gpu.log"
+    t1=$(date +%s)
+    (cd "$build" && export CUDA_VISIBLE_DEVICES=$visible &&
+      ctest -j "${CUSH_SUITE_JOBS:-8}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$alone" --output-on-failure
+      cp Testing/Temporary/LastTest.log "$OUT/last_${n}gpu_shared.log"
+      ctest -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
+      cp Testing/Temporary/LastTest.log "$OUT/last_${n}gpu_alone.log") >"$log" 2>&1
+    wall=$(( $(date +%s) - t1 ))
+    # ctest's result lines: "  12/345 Test  #67: gpu.Foo.Bar ....   Passed    1.23 sec"
+    results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
+    passed=$(grep -cE '\.  +Passed +[0-9.]+ sec' <<<"$results")
+    skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
+    failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
+    note "suite, $n GPU(s) visible ($visible): $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s"
+    grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | head -20 | tee -a "$summary"
+    # GoogleTest wrote each skip's reason on the line after "Skipped".
+    cat "$OUT/last_${n}gpu_shared.log" "$OUT/last_${n}gpu_alone.log" 2>/dev/null | grep -A1 ": Skipped$" |
+      grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c | sed 's/^/     skip: /' | tee -a "$summary"
+    echo "     slowest: $(sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec.*/\2 \1/' <<<"$results" | sort -rn | head -6 |
+      awk '{printf "%s %ss; ", $2, $1}')" | tee -a "$summary"
+  done
 fi
 
 if has demo; then

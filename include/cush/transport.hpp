@@ -12,8 +12,11 @@
 ///   lists this kernel cannot take (pieces that must follow others, more than 16 pieces leaving
 ///   one device, more than 16 devices), run on `peer`. While its kernels wait for the other
 ///   devices they spin on the GPU, as NCCL's do.
-/// - `nccl`: NCCL collectives and grouped send/receive on one communicator per device set,
-///   created on first use and kept while a plan holds it.
+/// - `nccl`: NCCL collectives and grouped send/receive on one communicator per set of devices,
+///   made at the set's first nccl operation and kept for the process (release_communicators()).
+///   A failure that may leave some devices waiting in a collective for others aborts the
+///   communicator (their kernels return; the operation throws NcclError) and the next operation
+///   makes a fresh one.
 /// - `host_staging`: device -> pinned host buffer -> device, pipelined in chunks; for GPUs that
 ///   cannot reach each other, or to keep peer links free.
 ///
@@ -50,6 +53,13 @@ inline constexpr std::size_t collective_count = 8;
 /// Parses the names to_string gives; throws InvalidArgument on anything else.
 [[nodiscard]] Transport parse_transport(std::string_view name);
 [[nodiscard]] Collective parse_collective(std::string_view name);
+
+/// @brief Gives back the NCCL communicators the process keeps (one per set of devices that ran an
+/// nccl operation; each holds GPU memory on its devices). One a live plan still holds is
+/// destroyed with the last such plan; the next nccl operation on a set makes its communicator
+/// again (a fraction of a second per set: docs/device_ops.md). Never needed for correctness:
+/// what is left is destroyed when the process exits. Returns how many the process kept.
+std::size_t release_communicators() noexcept;
 
 /// @brief Options shared by the GPU<->GPU operations.
 struct CommOptions {

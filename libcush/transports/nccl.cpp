@@ -1,15 +1,13 @@
-// The nccl transport: NCCL collectives and grouped send/receive on one communicator per ordered
-// list of devices, created on first use and shared by every plan that used it; destroyed when
-// the last such plan is. Broadcasts, reductions and regular all-gathers run as one NCCL
-// collective; every other operation as grouped send/receive of its transfer list.
+// The nccl transport: NCCL collectives and grouped send/receive on the communicator of the
+// operation's set of devices (nccl_communicator.hpp: one per set, kept for the process).
+// Broadcasts, reductions and regular all-gathers run as one NCCL collective; every other
+// operation as grouped send/receive of its transfer list. Each group is enqueued through an
+// NcclOperation (nccl_operation.hpp), whose failures never leave a rank waiting for another.
 
 #include <nccl.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,83 +18,13 @@
 #include "cush/error.hpp"
 #include "cush/stream.hpp"
 #include "transports/backend.hpp"
+#include "transports/nccl_communicator.hpp"
+#include "transports/nccl_operation.hpp"
 #include "transports/resources.hpp"
 
 namespace cush::detail {
 
-class Communicator {
- public:
-  /// The communicator of `devices` (rank i = devices[i]), created if no plan holds one.
-  static std::shared_ptr<Communicator> of(std::span<const int> devices);
-  explicit Communicator(std::span<const int> devices);
-  ~Communicator();
-  Communicator(const Communicator&) = delete;
-  Communicator& operator=(const Communicator&) = delete;
-
-  [[nodiscard]] const std::vector<int>& devices() const noexcept { return devices_; }
-  [[nodiscard]] std::size_t size() const noexcept { return devices_.size(); }
-  [[nodiscard]] ncclComm* comm(std::size_t rank) const { return comms_.at(rank); }
-  /// The rank of CUDA device `device`.
-  [[nodiscard]] std::size_t rank_of(int device) const;
-
-  /// Operations on one communicator must run in the same order on every rank, even when they
-  /// come from different plans' streams: each waits for the previous one on its rank (unless
-  /// it runs on the same stream, which orders them already).
-  void begin(std::size_t rank, cudaStream_t stream) const;
-  void end(std::size_t rank, cudaStream_t stream) const;
-
- private:
-  std::vector<int> devices_;
-  std::vector<ncclComm*> comms_;
-  std::vector<Event> last_;
-  mutable std::vector<cudaStream_t> last_stream_;  // where last_ was recorded
-};
-
 namespace {
-
-[[noreturn]] void throw_nccl(ncclResult_t code, const char* call, const char* file, int line) {
-  throw NcclError(static_cast<int>(code), std::string("cush: ") + call + " failed: " + ncclGetErrorString(code) +
-                                              " at " + file + ":" + std::to_string(line));
-}
-
-// A call outside a group: a fault point (cush/error.hpp) like every checked call.
-#define CUSH_NCCL_CHECK(call)                                                                 \
-  do {                                                                                        \
-    const ncclResult_t cush_nccl_ = CUSH_FAULT_POINT(#call) ? ncclInternalError : (call);     \
-    if (cush_nccl_ != ncclSuccess) throw_nccl(cush_nccl_, #call, __FILE__, __LINE__);          \
-  } while (0)
-
-// A call inside a group only queues work. NCCL notes its failure (a bad argument), and
-// ncclGroupEnd then drops the whole group and returns the error; a failure injected by skipping
-// the call would leave NCCL unaware and launch half a group. So no fault point here: the group's
-// start and end stand for its calls.
-#define CUSH_NCCL_QUEUE(call)                                                                 \
-  do {                                                                                        \
-    const ncclResult_t cush_nccl_ = (call);                                                   \
-    if (cush_nccl_ != ncclSuccess) throw_nccl(cush_nccl_, #call, __FILE__, __LINE__);          \
-  } while (0)
-
-// Ends a group on every path: an exception inside a group must not leave the thread in it.
-class Group {
- public:
-  Group() { CUSH_NCCL_CHECK(ncclGroupStart()); }
-  ~Group() {
-    if (open_) (void)ncclGroupEnd();
-  }
-  // An injected failure of ncclGroupEnd comes after the call: skipping it would leave the
-  // thread inside the group.
-  void end() {
-    open_ = false;
-    ncclResult_t status = ncclGroupEnd();
-    if (status == ncclSuccess && CUSH_FAULT_POINT("ncclGroupEnd()")) status = ncclInternalError;
-    if (status != ncclSuccess) throw_nccl(status, "ncclGroupEnd()", __FILE__, __LINE__);
-  }
-  Group(const Group&) = delete;
-  Group& operator=(const Group&) = delete;
-
- private:
-  bool open_ = true;
-};
 
 ncclDataType_t nccl_type(ElementType t) {
   switch (t) {
@@ -121,174 +49,133 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-std::mutex registry_mutex;
-std::map<std::vector<int>, std::weak_ptr<Communicator>>& registry() {
-  static std::map<std::vector<int>, std::weak_ptr<Communicator>> r;
-  return r;
+// The position in `ids` (a plan's devices) of device `device`.
+std::size_t position_of(std::span<const int> ids, int device) {
+  const auto it = std::find(ids.begin(), ids.end(), device);
+  if (it == ids.end()) throw Error("cush: device " + std::to_string(device) + " is not in the plan");
+  return static_cast<std::size_t>(it - ids.begin());
 }
 
-// The working stream of each rank, bracketed by the communicator's order.
-class Ranks {
- public:
-  Ranks(Communicator& comm, OpStreams& streams) : comm_(comm) {
-    for (std::size_t r = 0; r < comm.size(); ++r) {
-      stream_.push_back(streams.work(streams.index_of(comm.devices()[r])));
-      comm.begin(r, stream_.back());
-    }
-  }
-  void end() {
-    for (std::size_t r = 0; r < comm_.size(); ++r) comm_.end(r, stream_[r]);
-  }
-  cudaStream_t operator[](std::size_t r) const { return stream_.at(r); }
-
- private:
-  Communicator& comm_;
-  std::vector<cudaStream_t> stream_;
-};
+// Each rank's buffer of a plan's side `side` (its data by position).
+std::vector<void*> by_rank(const Communicator& comm, const Endpoint& side) {
+  std::vector<void*> out;
+  for (int d : comm.devices()) out.push_back(side.data[position_of(side.ids, d)]);
+  return out;
+}
 
 }  // namespace
 
-std::shared_ptr<Communicator> Communicator::of(std::span<const int> devices) {
-  std::lock_guard lock(registry_mutex);
-  // Entries of communicators whose plans are all gone are dropped, so the registry stays as
-  // small as the set of live device lists.
-  std::erase_if(registry(), [](const auto& entry) { return entry.second.expired(); });
-  std::vector<int> key(devices.begin(), devices.end());
-  auto& slot = registry()[key];
-  std::shared_ptr<Communicator> comm = slot.lock();
-  if (!comm) {
-    comm = std::make_shared<Communicator>(devices);
-    slot = comm;
-  }
-  return comm;
-}
-
-Communicator::Communicator(std::span<const int> devices) : devices_(devices.begin(), devices.end()) {
-  comms_.assign(devices_.size(), nullptr);
-  // NCCL takes CUDA devices: the physical ones (a communicator never holds one GPU twice).
-  const std::vector<int> physical = physical_ids(devices_);
-  for (int d : devices_) last_.emplace_back(d);
-  last_stream_.assign(devices_.size(), nullptr);
-  // Last: nothing after it may throw, for a constructor that throws leaves comms_ to nobody
-  // (found by fault injection: a failed event creation leaked every communicator).
-  CUSH_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(physical.size()), physical.data()));
-}
-
-Communicator::~Communicator() {
-  for (ncclComm* c : comms_) {
-    if (c == nullptr) continue;
-    const ncclResult_t status = ncclCommDestroy(c);
-    if (status != ncclSuccess) std::fprintf(stderr, "cush: ncclCommDestroy failed: %s\n", ncclGetErrorString(status));
-  }
-}
-
-std::size_t Communicator::rank_of(int device) const {
-  const auto it = std::find(devices_.begin(), devices_.end(), device);
-  if (it == devices_.end()) throw Error("cush: device " + std::to_string(device) + " is not in the communicator");
-  return static_cast<std::size_t>(it - devices_.begin());
-}
-
-void Communicator::begin(std::size_t rank, cudaStream_t stream) const {
-  if (last_stream_.at(rank) == stream) return;
-  DeviceGuard guard(devices_.at(rank));
-  last_.at(rank).wait_in(stream);
-}
-
-void Communicator::end(std::size_t rank, cudaStream_t stream) const {
-  DeviceGuard guard(devices_.at(rank));
-  last_.at(rank).record(stream);
-  last_stream_.at(rank) = stream;
-}
-
 namespace {
 
-// Grouped send/receive for each copy of `list` (local ones as device copies); transfers that
-// wait for others go in later groups. `comm` contains every device of `streams`.
+// A send/receive pair or a copy within one device, its ranks and bytes resolved before any group
+// opens (nothing but the queued NCCL calls may fail inside one).
+struct Move {
+  const std::byte* from = nullptr;
+  std::byte* to = nullptr;
+  std::size_t bytes = 0;
+  std::size_t src_rank = 0;
+  std::size_t dst_rank = 0;
+};
+
+// Grouped send/receive for each copy of `list` (copies within one device as device copies, after
+// their wave's group); transfers that wait for others go in later groups. `comm` contains every
+// device of `streams`.
 void execute_nccl(const TransferList& list, std::size_t element_size, const Endpoint& src, const Endpoint& dst,
-                  Communicator& comm, OpStreams& streams) {
+                  Communicator& comm, const OpStreams& streams) {
   // Wave of each transfer: one more than the wave of the transfer it waits for.
   std::vector<std::size_t> wave(list.size(), 0);
   std::size_t waves = list.empty() ? 0 : 1;
+  std::vector<std::vector<Move>> moves;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (list[i].combine) throw Error("cush: the nccl transport runs reductions as NCCL collectives, not as lists");
-    if (list[i].after >= 0) wave[i] = wave.at(static_cast<std::size_t>(list[i].after)) + 1;
+    const Transfer& t = list[i];
+    if (t.combine) throw Error("cush: the nccl transport runs reductions as NCCL collectives, not as lists");
+    if (t.after >= 0) wave[i] = wave.at(static_cast<std::size_t>(t.after)) + 1;
     waves = std::max(waves, wave[i] + 1);
+    moves.resize(waves);
+    if (t.count == 0) continue;
+    const auto s = static_cast<std::size_t>(t.src.pos);
+    const auto d = static_cast<std::size_t>(t.dst.pos);
+    moves[wave[i]].push_back(Move{static_cast<const std::byte*>(src.data[s]) + t.src.offset * element_size,
+                                  static_cast<std::byte*>(dst.data[d]) + t.dst.offset * element_size,
+                                  t.count * element_size, comm.rank_of(src.ids[s]), comm.rank_of(dst.ids[d])});
   }
-  Ranks ranks(comm, streams);
-  for (std::size_t w = 0; w < waves; ++w) {
-    Group group;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const Transfer& t = list[i];
-      if (wave[i] != w || t.count == 0) continue;
-      const auto s = static_cast<std::size_t>(t.src.pos);
-      const auto d = static_cast<std::size_t>(t.dst.pos);
-      const auto* from = static_cast<const std::byte*>(src.data[s]) + t.src.offset * element_size;
-      auto* to = static_cast<std::byte*>(dst.data[d]) + t.dst.offset * element_size;
-      const std::size_t bytes = t.count * element_size;
-      const std::size_t rs = comm.rank_of(src.ids[s]);
-      const std::size_t rd = comm.rank_of(dst.ids[d]);
-      if (rs == rd) {
-        DeviceGuard guard(comm.devices()[rd]);
-        CUSH_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, ranks[rd]));
-        continue;
-      }
-      CUSH_NCCL_QUEUE(ncclSend(from, bytes, ncclUint8, static_cast<int>(rd), comm.comm(rs), ranks[rs]));
-      CUSH_NCCL_QUEUE(ncclRecv(to, bytes, ncclUint8, static_cast<int>(rs), comm.comm(rd), ranks[rd]));
+  NcclOperation run(comm, streams);
+  for (const std::vector<Move>& group : moves) {
+    run.start_group();
+    for (const Move& m : group) {
+      if (m.src_rank == m.dst_rank) continue;
+      const int to = static_cast<int>(m.dst_rank), from = static_cast<int>(m.src_rank);
+      CUSH_NCCL_QUEUE(run, m.src_rank, ncclSend(m.from, m.bytes, ncclUint8, to, run.comm(m.src_rank), run.stream(m.src_rank)));
+      CUSH_NCCL_QUEUE(run, m.dst_rank, ncclRecv(m.to, m.bytes, ncclUint8, from, run.comm(m.dst_rank), run.stream(m.dst_rank)));
     }
-    group.end();
+    run.launch();
+    for (const Move& m : group) {
+      if (m.src_rank != m.dst_rank) continue;
+      DeviceGuard guard(comm.devices()[m.dst_rank]);
+      CUSH_CUDA_CHECK(cudaMemcpyAsync(m.to, m.from, m.bytes, cudaMemcpyDeviceToDevice, run.stream(m.dst_rank)));
+    }
   }
-  ranks.end();
+  run.finish();
 }
 
-void nccl_broadcast(Communicator& comm, OpStreams& streams, std::span<void* const> data, std::size_t bytes,
+void nccl_broadcast(Communicator& comm, const OpStreams& streams, const Endpoint& plan, std::size_t bytes,
                     std::size_t root) {
-  Ranks ranks(comm, streams);
-  Group group;
-  for (std::size_t r = 0; r < comm.size(); ++r)
-    CUSH_NCCL_QUEUE(ncclBroadcast(data[r], data[r], bytes, ncclUint8, static_cast<int>(root), comm.comm(r), ranks[r]));
-  group.end();
-  ranks.end();
+  const std::vector<void*> data = by_rank(comm, plan);
+  const int root_rank = static_cast<int>(comm.rank_of(plan.ids[root]));
+  NcclOperation run(comm, streams);
+  run.start_group();
+  for (std::size_t r = 0; r < run.size(); ++r)
+    CUSH_NCCL_QUEUE(run, r, ncclBroadcast(data[r], data[r], bytes, ncclUint8, root_rank, run.comm(r), run.stream(r)));
+  run.launch();
+  run.finish();
 }
 
-void nccl_reduce(Communicator& comm, OpStreams& streams, std::span<void* const> data, std::size_t count,
+void nccl_reduce(Communicator& comm, const OpStreams& streams, const Endpoint& plan, std::size_t count,
                  ElementType type, ReduceOp op, std::size_t root) {
-  Ranks ranks(comm, streams);
-  Group group;
-  for (std::size_t r = 0; r < comm.size(); ++r) {
+  const std::vector<void*> data = by_rank(comm, plan);
+  const std::size_t root_rank = comm.rank_of(plan.ids[root]);
+  NcclOperation run(comm, streams);
+  run.start_group();
+  for (std::size_t r = 0; r < run.size(); ++r) {
     // In place on the root; the others' buffers are only read.
-    CUSH_NCCL_QUEUE(ncclReduce(data[r], r == root ? data[r] : nullptr, count, nccl_type(type), nccl_op(op),
-                               static_cast<int>(root), comm.comm(r), ranks[r]));
+    CUSH_NCCL_QUEUE(run, r, ncclReduce(data[r], r == root_rank ? data[r] : nullptr, count, nccl_type(type), nccl_op(op),
+                                       static_cast<int>(root_rank), run.comm(r), run.stream(r)));
   }
-  group.end();
-  ranks.end();
+  run.launch();
+  run.finish();
 }
 
-void nccl_all_reduce(Communicator& comm, OpStreams& streams, std::span<void* const> data, std::size_t count,
+void nccl_all_reduce(Communicator& comm, const OpStreams& streams, const Endpoint& plan, std::size_t count,
                      ElementType type, ReduceOp op) {
-  Ranks ranks(comm, streams);
-  Group group;
-  for (std::size_t r = 0; r < comm.size(); ++r)
-    CUSH_NCCL_QUEUE(ncclAllReduce(data[r], data[r], count, nccl_type(type), nccl_op(op), comm.comm(r), ranks[r]));
-  group.end();
-  ranks.end();
+  const std::vector<void*> data = by_rank(comm, plan);
+  NcclOperation run(comm, streams);
+  run.start_group();
+  for (std::size_t r = 0; r < run.size(); ++r)
+    CUSH_NCCL_QUEUE(run, r, ncclAllReduce(data[r], data[r], count, nccl_type(type), nccl_op(op), run.comm(r), run.stream(r)));
+  run.launch();
+  run.finish();
 }
 
-void nccl_all_gather(Communicator& comm, OpStreams& streams, std::span<void* const> send,
-                     std::span<void* const> recv, std::size_t bytes) {
-  Ranks ranks(comm, streams);
-  Group group;
-  for (std::size_t r = 0; r < comm.size(); ++r)
-    CUSH_NCCL_QUEUE(ncclAllGather(send[r], recv[r], bytes, ncclUint8, comm.comm(r), ranks[r]));
-  group.end();
-  ranks.end();
+void nccl_all_gather(Communicator& comm, const OpStreams& streams, const Endpoint& src, const Endpoint& dst,
+                     std::size_t bytes) {
+  const std::vector<void*> send = by_rank(comm, src);
+  const std::vector<void*> recv = by_rank(comm, dst);
+  NcclOperation run(comm, streams);
+  run.start_group();
+  for (std::size_t r = 0; r < run.size(); ++r)
+    CUSH_NCCL_QUEUE(run, r, ncclAllGather(send[r], recv[r], bytes, ncclUint8, run.comm(r), run.stream(r)));
+  run.launch();
+  run.finish();
 }
 
-// A regular all-gather (equal segments, same devices in the same order) is one NCCL call.
-bool all_gather_fits(const Operation& op) {
+// A regular all-gather (equal segments, same devices in the same order as the communicator's
+// ranks) is one NCCL call, which puts rank r's segment r-th.
+bool all_gather_fits(const Operation& op, const Communicator& comm) {
   const Layout& src = *op.src.layout;
   const Layout& dst = *op.dst.layout;
   if (src.is_replicated() || !dst.is_replicated()) return false;
   if (!std::equal(op.src.ids.begin(), op.src.ids.end(), op.dst.ids.begin(), op.dst.ids.end())) return false;
+  if (!std::equal(op.src.ids.begin(), op.src.ids.end(), comm.devices().begin(), comm.devices().end())) return false;
   if (op.part.offset != 0 || op.part.count != src.size()) return false;
   const std::size_t c = src.segment(0).count;
   return std::all_of(src.segments().begin(), src.segments().end(), [&](const Range& r) { return r.count == c; });
@@ -306,11 +193,20 @@ std::string shared_gpu(const Operation& op) {
   return {};
 }
 
-// The communicator of the operation's devices, held by both plans.
+// Drops the communicators that a failure aborted from a plan's list.
+void forget_aborted(std::vector<std::shared_ptr<Communicator>>& held) {
+  std::erase_if(held, [](const std::shared_ptr<Communicator>& c) { return c->aborted(); });
+}
+
+// The communicator of the operation's devices, held by both plans (so that it outlives their
+// work even if the process's cache lets it go).
 std::shared_ptr<Communicator> communicator(const Operation& op, const OpStreams& streams) {
-  const std::vector<int> ids = streams.devices();
+  std::vector<int> ids = streams.devices();
+  std::sort(ids.begin(), ids.end());
+  forget_aborted(op.src.resources->communicators);
+  forget_aborted(op.dst.resources->communicators);
   // An operation within one plan over the devices of a communicator it used before takes that
-  // one without the process-wide registry (and its lock).
+  // one without the process-wide cache (and its lock).
   if (op.within_one_plan())
     for (const std::shared_ptr<Communicator>& c : op.src.resources->communicators)
       if (c->devices() == ids) return c;
@@ -335,15 +231,15 @@ class Nccl final : public TransportBackend {
     const std::size_t n = op.part.count;
     switch (op.kind) {
       case Collective::all_gather:
-        if (!all_gather_fits(op)) break;
-        nccl_all_gather(*comm, streams, op.src.data, op.dst.data, op.src.layout->segment(0).count * es);
+        if (!all_gather_fits(op, *comm)) break;
+        nccl_all_gather(*comm, streams, op.src, op.dst, op.src.layout->segment(0).count * es);
         return;
       case Collective::broadcast:
         if (streams.size() < 2) break;
-        nccl_broadcast(*comm, streams, op.dst.data, n * es, op.root);
+        nccl_broadcast(*comm, streams, op.dst, n * es, op.root);
         return;
-      case Collective::reduce: nccl_reduce(*comm, streams, op.dst.data, n, op.type, op.op, op.root); return;
-      case Collective::all_reduce: nccl_all_reduce(*comm, streams, op.dst.data, n, op.type, op.op); return;
+      case Collective::reduce: nccl_reduce(*comm, streams, op.dst, n, op.type, op.op, op.root); return;
+      case Collective::all_reduce: nccl_all_reduce(*comm, streams, op.dst, n, op.type, op.op); return;
       default: break;
     }
     execute_nccl(op.list(), es, op.src, op.dst, *comm, streams);

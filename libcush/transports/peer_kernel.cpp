@@ -56,6 +56,10 @@ PeerGroup::PeerGroup(std::span<const int> devices, std::span<const cudaStream_t>
       if (a != b) enable_peer_access_once(a, b);
   std::vector<cudaEvent_t> zeroed(devices_.size(), nullptr);
   try {
+    void* word = nullptr;
+    CUSH_CUDA_CHECK(cudaHostAlloc(&word, sizeof(unsigned), cudaHostAllocPortable | cudaHostAllocMapped));
+    abort_ = static_cast<unsigned*>(word);
+    *abort_ = 0;
     // Each device's flags are zeroed on its working stream, and every working stream waits for
     // all the zeroings: a peer's first arrival store must not land before (and be wiped by) the
     // zeroing of the flags it writes. Nothing here blocks the host.
@@ -85,6 +89,8 @@ PeerGroup::PeerGroup(std::span<const int> devices, std::span<const cudaStream_t>
 PeerGroup::~PeerGroup() { release(); }
 
 void PeerGroup::release() noexcept {
+  if (abort_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeHost(abort_));
+  abort_ = nullptr;
   for (std::size_t k = 0; k < flags_.size(); ++k) {
     if (flags_[k] == nullptr) continue;
     // No DeviceGuard: cudaFree needs no current device, and a guard may throw (a noexcept
@@ -98,6 +104,16 @@ unsigned PeerGroup::next_epoch() {
   ++epoch_;
   if (epoch_ == 0) ++epoch_;  // 0 is what the flags start at
   return epoch_;
+}
+
+void PeerGroup::abort() noexcept {
+  if (abort_ != nullptr) reinterpret_cast<volatile unsigned*>(abort_)[0] = 1;
+  retired_ = true;
+  std::lock_guard lock(registry_mutex);
+  std::erase_if(registry(), [this](const auto& entry) {
+    const std::shared_ptr<PeerGroup> held = entry.second.lock();
+    return held == nullptr || held.get() == this;
+  });
 }
 
 namespace {
@@ -146,6 +162,7 @@ void execute(const TransferList& list, std::size_t element_size, const Endpoint&
     args[k].me = static_cast<unsigned>(k);
     args[k].group = static_cast<unsigned>(p);
     args[k].epoch = epoch;
+    args[k].abort = group.abort_word();
     args[k].flags = group.flags(k);
     for (std::size_t j = 0; j < p; ++j) args[k].peer_flags[j] = group.flags(j);
   }
@@ -154,10 +171,18 @@ void execute(const TransferList& list, std::size_t element_size, const Endpoint&
     a.pieces[a.count++] = piece.piece;
     bytes[piece.part] += piece.piece.bytes;
   }
-  for (std::size_t k = 0; k < p; ++k) {
-    const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes[k] / bytes_per_block, 1, peer_kernel_max_blocks));
-    DeviceGuard guard(streams.device(k));  // kernels launch on the current device
-    launch_peer_kernel(args[k], blocks, streams.work(k));
+  try {
+    for (std::size_t k = 0; k < p; ++k) {
+      const auto blocks =
+          static_cast<unsigned>(std::clamp<std::size_t>(bytes[k] / bytes_per_block, 1, peer_kernel_max_blocks));
+      DeviceGuard guard(streams.device(k));  // kernels launch on the current device
+      launch_peer_kernel(args[k], blocks, streams.work(k));
+    }
+  } catch (...) {
+    // The kernels launched so far (and one whose launch reported its failure late) wait for
+    // the rest: they return once they read the abort word.
+    group.abort();
+    throw;
   }
 }
 
@@ -187,6 +212,9 @@ class PeerKernel final : public TransportBackend {
       backend(Transport::peer).enqueue(op, streams);
       return;
     }
+    // A group retired by a failed operation: its kernels returned before that operation threw.
+    for (TransportResources* r : {op.src.resources, op.dst.resources})
+      std::erase_if(r->peer_groups, [](const std::shared_ptr<PeerGroup>& g) { return g->retired(); });
     const std::vector<int> ids = streams.devices();
     std::vector<cudaStream_t> work;
     for (std::size_t k = 0; k < streams.size(); ++k) work.push_back(streams.work(k));

@@ -18,11 +18,15 @@ using SystemFlag = cuda::atomic_ref<unsigned, cuda::thread_scope_system>;
 // Cyclic "at least": epochs wrap around after 2^32 operations.
 __device__ __forceinline__ bool reached(unsigned value, unsigned epoch) { return static_cast<int>(value - epoch) >= 0; }
 
-__device__ __forceinline__ void wait_for(unsigned* flag, unsigned epoch) {
+// Waits until `flag` reaches `epoch`; false if the host set the group's abort word meanwhile (a
+// participant's kernel could not be launched). The abort word lies in host memory: it is read
+// once every 1024 polls of the flag, which a wait on a running peer rarely reaches.
+__device__ __forceinline__ bool wait_for(unsigned* flag, unsigned epoch, const unsigned* abort) {
   SystemFlag f(*flag);
-  while (!reached(f.load(cuda::memory_order_relaxed), epoch)) {
-  }
+  for (unsigned polls = 1; !reached(f.load(cuda::memory_order_relaxed), epoch); ++polls)
+    if (polls % 1024 == 0 && *static_cast<const volatile unsigned*>(abort) != 0) return false;
   cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+  return true;
 }
 
 __device__ void copy_piece(const PeerPiece& p) {
@@ -61,8 +65,9 @@ __global__ void peer_kernel(const PeerKernelArgs a) {
   if (blockIdx.x == 0 && t < a.group && t != a.me)
     SystemFlag(a.peer_flags[t][PeerFlags::arrival + a.me]).store(a.epoch, cuda::memory_order_release);
   // 2. Every block waits until all participants have arrived: then their buffers may be written.
-  if (t < a.group && t != a.me) wait_for(&a.flags[PeerFlags::arrival + t], a.epoch);
-  __syncthreads();
+  //    If the group was aborted, no participant writes anything.
+  const bool waits = t < a.group && t != a.me;
+  if (__syncthreads_or(waits && !wait_for(&a.flags[PeerFlags::arrival + t], a.epoch, a.abort))) return;
   // 3. The pieces.
   for (unsigned k = 0; k < a.count; ++k) copy_piece(a.pieces[k]);
   // 4. The last block to finish reports to all participants and waits for their reports.
@@ -79,7 +84,7 @@ __global__ void peer_kernel(const PeerKernelArgs a) {
   cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_system);
   if (t < a.group && t != a.me)
     SystemFlag(a.peer_flags[t][PeerFlags::done + a.me]).store(a.epoch, cuda::memory_order_release);
-  if (t < a.group && t != a.me) wait_for(&a.flags[PeerFlags::done + t], a.epoch);
+  if (waits) (void)wait_for(&a.flags[PeerFlags::done + t], a.epoch, a.abort);
 }
 
 }  // namespace

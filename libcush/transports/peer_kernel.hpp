@@ -10,6 +10,11 @@
 //   4. when its last block is done, tells the others (done flag = epoch) and waits for theirs.
 // The epoch is a host counter of the participant group; the group is keyed by the ordered
 // (device, stream) list, so operations that use one group's flags are ordered by its streams.
+//
+// If a participant's kernel cannot be launched, the others would wait for it forever: the host
+// then sets the group's abort word (pinned host memory every kernel polls while it waits), the
+// waiting kernels return, and the group is retired (its flags no longer agree); the next
+// operation on those devices and streams makes a fresh one.
 
 #include <cuda_runtime_api.h>
 
@@ -44,6 +49,7 @@ struct PeerKernelArgs {
   unsigned me = 0;      // this device's position in the group
   unsigned group = 0;   // participants
   unsigned epoch = 0;
+  const unsigned* abort = nullptr;                      // the group's abort word (host memory)
   unsigned* flags = nullptr;                            // this device's (PeerFlags layout)
   unsigned* peer_flags[peer_kernel_max_devices] = {};  // every participant's, by position
 };
@@ -69,14 +75,22 @@ class PeerGroup {
 
   [[nodiscard]] std::size_t size() const noexcept { return devices_.size(); }
   [[nodiscard]] unsigned* flags(std::size_t part) const { return flags_.at(part); }
+  [[nodiscard]] const unsigned* abort_word() const noexcept { return abort_; }
   /// The epoch of the next operation (never 0, which is the flags' initial value).
   unsigned next_epoch();
+  /// Makes every kernel of the group that waits return, and retires the group: of() makes a
+  /// new one for the same key. Plans keep a retired group until their next peer_kernel
+  /// operation, when its kernels have returned.
+  void abort() noexcept;
+  [[nodiscard]] bool retired() const noexcept { return retired_; }
 
  private:
   void release() noexcept;
   std::vector<int> devices_;
   std::vector<unsigned*> flags_;
+  unsigned* abort_ = nullptr;  // pinned, mapped: read by every participant's kernel
   unsigned epoch_ = 0;
+  bool retired_ = false;
 };
 
 }  // namespace cush::detail

@@ -71,8 +71,9 @@ TEST(DeviceMap, WithoutAGpuThereIsNothingToMap) {
 }
 
 // Every CUDA or NCCL call that names a device takes a physical id; only core/cuda_devices.cpp
-// makes them, mapping the logical ids it is given (NCCL's communicator creation, in nccl.cpp,
-// takes the physical ids that file computes). A call anywhere else could pass a logical id.
+// makes them, mapping the logical ids it is given (NCCL's communicator creation, in
+// transports/nccl_communicator.cpp, takes the physical ids that file computes). A call anywhere
+// else could pass a logical id.
 TEST(DeviceMap, OnlyOneFileHandsDeviceIdsToCuda) {
   const std::regex call(
       R"(\b(cudaSetDevice|cudaGetDevice|cudaGetDeviceCount|cudaGetDeviceProperties|cudaDeviceGetAttribute|)"
@@ -92,7 +93,7 @@ TEST(DeviceMap, OnlyOneFileHandsDeviceIdsToCuda) {
     for (int number = 1; std::getline(in, line); ++number) {
       std::smatch m;
       if (!std::regex_search(line, m, call)) continue;
-      if (rel == "transports/nccl.cpp" && m[1] == "ncclCommInitAll" && line.find("physical") != std::string::npos)
+      if (rel == "transports/nccl_communicator.cpp" && m[1] == "ncclCommInitAll" && line.find("physical") != std::string::npos)
         continue;
       ADD_FAILURE() << "libcush/" << rel << ":" << number << " calls " << m[1]
                     << " outside core/cuda_devices.cpp: " << line;

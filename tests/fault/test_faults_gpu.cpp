@@ -19,6 +19,7 @@
 #include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/kernels.hpp"
+#include "support/piece_counts.hpp"
 #include "support/random.hpp"
 
 namespace {
@@ -28,6 +29,7 @@ using cush::DeviceSet;
 using cush::Distribution;
 using cush::Plan;
 using cush::Transport;
+using cush_test::piece_counts;
 using cush_test::plus_index;
 using cush_test::random_values;
 using cush_test::require_equal;
@@ -109,24 +111,6 @@ TEST(Faults, PlanSurvivesFailedOperations) {
 }
 
 namespace {
-
-// Piece sizes for an all-to-all from a's segments to b's: rows sum to a's segments, columns to
-// b's (filled greedily, so some pieces are empty).
-std::vector<std::size_t> piece_counts(const Plan<double>& a, const Plan<double>& b) {
-  const std::size_t p = a.devices().size(), q = b.devices().size();
-  std::vector<std::size_t> left_a(p), left_b(q), counts(p * q, 0);
-  for (std::size_t i = 0; i < p; ++i) left_a[i] = a.segment(i).size();
-  for (std::size_t j = 0; j < q; ++j) left_b[j] = b.segment(j).size();
-  for (std::size_t i = 0, j = 0; i < p && j < q;) {
-    const std::size_t c = std::min(left_a[i], left_b[j]);
-    counts[i * q + j] = c;
-    left_a[i] -= c;
-    left_b[j] -= c;
-    if (left_a[i] == 0) ++i;
-    if (j < q && left_b[j] == 0) ++j;
-  }
-  return counts;
-}
 
 // Where an all-to-all with `counts` puts a's elements, as a global array of b.
 std::vector<double> all_to_all_of(const std::vector<double>& x, const Plan<double>& a, const Plan<double>& b,

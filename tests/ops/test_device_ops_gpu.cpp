@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -87,28 +86,12 @@ Distribution skewed(std::size_t devices) {
 }
 
 class DeviceOps : public ::testing::TestWithParam<Transport> {
- public:
-  static void TearDownTestSuite() { keepers().clear(); }
-
  protected:
-  static std::vector<std::unique_ptr<Plan<float>>>& keepers() {
-    static std::vector<std::unique_ptr<Plan<float>>> k;
-    return k;
-  }
   void SetUp() override {
     CUSH_REQUIRE_GPUS(1);
     if ((GetParam() == Transport::nccl || GetParam() == Transport::peer_kernel) && cush_test::gpus_are_shared())
       GTEST_SKIP() << "nccl and peer_kernel refuse logical devices that share a GPU (virtual GPUs; "
                       "VirtualGpus.NcclAndPeerKernelRefuseASharedGpu checks the refusal)";
-    // NCCL communicators live as long as a plan that used them. Plans that hold one for every
-    // device order keep the tests from creating a communicator per plan (each takes a while).
-    if (GetParam() == Transport::host_staging || GetParam() == Transport::peer ||
-        GetParam() == Transport::peer_kernel || !keepers().empty() || cush_test::gpus_are_shared())
-      return;
-    for (const auto& order : cush_test::device_orders()) {
-      keepers().push_back(std::make_unique<Plan<float>>(DeviceSet(order), 1, Distribution::replicated()));
-      cush::broadcast(*keepers().back(), 0, CommOptions{Transport::nccl});
-    }
   }
   CommOptions options() const { return CommOptions{GetParam()}; }
 };
@@ -355,9 +338,9 @@ TEST_P(DeviceOps, CopySegmentBetweenPlans) {
 TEST_P(DeviceOps, OperationsWaitForEarlierKernelsAndReturnAtOnce) {
   CUSH_REQUIRE_GPUS(2);
   const std::size_t n = 1 << 20;
-  // Keeps the NCCL communicator of {0, 1} alive and its point-to-point connections made (the
-  // first send/receive between two GPUs sets them up and blocks), so that the timed copy does
-  // neither.
+  // Makes the NCCL communicator of {0, 1} (kept for the process) and its point-to-point
+  // connections (the first send/receive between two GPUs sets them up and blocks), so that the
+  // timed copy does neither.
   Plan<float> warm_src(DeviceSet{1, 0}, 2);
   Plan<float> warm_dst(DeviceSet{0, 1}, 2);
   if (!cush_test::gpus_are_shared()) {  // else no NCCL (virtual GPUs)

@@ -1,11 +1,6 @@
 #include "support/fresh_process_faults.hpp"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,14 +13,12 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "support/child_process.hpp"
 #include "support/fault_run.hpp"
 #include "support/gpu.hpp"
-
-extern char** environ;
 
 namespace cush_test {
 
@@ -52,12 +45,6 @@ struct ChildReport {
   std::vector<std::size_t> free;                        // free memory per GPU, unless under a tool
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The last lines of a log, for a failure message.
 std::string tail(const std::string& log, std::size_t lines = 40) {
@@ -92,51 +79,12 @@ void parse_report(const std::string& text, ChildReport& r) {
 ChildReport run_child(const std::string& child_test, const std::string& call, const std::filesystem::path& dir) {
   ChildReport r;
   const std::string report = (dir / ("report-" + call + ".txt")).string();
-  const std::string log = (dir / ("log-" + call + ".txt")).string();
-  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string filter = "--gtest_filter=" + child_test;
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind(std::string(kCall) + "=", 0) != 0 && entry.rfind(std::string(kReport) + "=", 0) != 0)
-      env_text.push_back(entry);
-  }
-  env_text.push_back(std::string(kCall) + "=" + call);
-  env_text.push_back(std::string(kReport) + "=" + report);
-  std::vector<char*> envp;
-  for (std::string& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string arg0 = exe, arg1 = filter;
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    r.exit = "could not be started (posix_spawn: error " + std::to_string(spawned) + ")";
-    return r;
-  }
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + kChildTimeLimit;
-  bool killed = false;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      killed = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  r.log = read_file(log);
-  if (killed) r.exit = "was killed after running 5 minutes";
-  else if (WIFEXITED(status)) r.exit = "exited with " + std::to_string(WEXITSTATUS(status));
-  else r.exit = "died of signal " + std::to_string(WTERMSIG(status));
-  r.passed = !killed && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  ChildProcess child(child_test, {std::string(kCall) + "=" + call, std::string(kReport) + "=" + report},
+                     (dir / ("log-" + call + ".txt")).string());
+  (void)child.wait(kChildTimeLimit);
+  r.log = child.output();
+  r.exit = child.ending();
+  r.passed = child.passed();
   parse_report(read_file(report), r);
   return r;
 }
