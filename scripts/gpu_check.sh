@@ -7,11 +7,11 @@
 #                casebench
 #                (default: build,test,demo,sanitize,probe,bench; report runs scripts/report.sh and
 #                packs docs/results into $OUT/results.tgz)
-#   CUSH_SUITE_GPUS  the GPU counts the test step runs the whole suite with, in turn (default: every
-#                GPU, then 2 and 1 where the host has more; e.g. "4 2 1"): the first n GPUs
-#                visible each time. Per count it prints passed / skipped / failed, the skip reasons,
-#                the wall time and the slowest tests.
-#   CUSH_SUITE_JOBS  tests run side by side (default 8); the tests that compare free GPU memory
+#   CUSH_SUITE_GPUS  the GPU lists the test step runs the whole suite with, in turn (default: every
+#                GPU, then 0,1 and 0 where the host has more; e.g. "0,1,2,3 0,1 0"). Per list it
+#                prints passed / skipped / failed, the skip reasons, the wall time and the slowest
+#                tests. CUSH_SUITE_SIDE_BY_SIDE=1 runs disjoint lists at once (e.g. "2,3 1").
+#   CUSH_SUITE_JOBS  tests run side by side (default 12); the tests that compare free GPU memory
 #                (fault walks, misuse, plan rejection) run after them, one at a time.
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
@@ -43,34 +43,54 @@ if has build; then
   fi
 fi
 
-if has test; then
-  # The tests that compare the GPUs' free memory before and after must have the GPUs to themselves.
-  alone='Faults|Misuse|FailsCleanly|PlanGpu'
-  total=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-  counts=${CUSH_SUITE_GPUS:-$total $( ((total > 2)) && echo 2) $( ((total > 1)) && echo 1)}
-  for n in $counts; do
-    visible=$(seq -s, 0 $((n - 1)))
-    log="$OUT/ctest_${n}gpu.log"
-    t1=$(date +%s)
-    (cd "$build" && export CUDA_VISIBLE_DEVICES=$visible &&
-      ctest -j "${CUSH_SUITE_JOBS:-8}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$alone" --output-on-failure
-      cp Testing/Temporary/LastTest.log "$OUT/last_${n}gpu_shared.log"
-      ctest -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
-      cp Testing/Temporary/LastTest.log "$OUT/last_${n}gpu_alone.log") >"$log" 2>&1
-    wall=$(( $(date +%s) - t1 ))
-    # ctest's result lines: "  12/345 Test  #67: gpu.Foo.Bar ....   Passed    1.23 sec"
-    results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
-    passed=$(grep -cE '\.  +Passed +[0-9.]+ sec' <<<"$results")
-    skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
-    failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
-    note "suite, $n GPU(s) visible ($visible): $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s"
-    grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | head -20 | tee -a "$summary"
+# One run of the whole suite with the GPUs `$1` (a comma list of indices) visible; logs and a
+# summary paragraph under $OUT/suite_<label>*. Side-by-side runs use copies of the build tree
+# (each ctest writes its own Testing/ folder).
+run_suite() {
+  local visible=$1 label tree log t1 wall results passed skipped failed only=()
+  label="$(tr -cd ',' <<<"$visible" | wc -c | xargs -I{} expr {} + 1)gpu_${visible//,/}"
+  tree=$build
+  # Side by side: GPU tests only (the host tests share paths of the build tree, and need no GPU).
+  if [ -n "${2:-}" ]; then tree="$build-$label"; rm -rf "$tree"; cp -a "$build" "$tree"; only=(-L gpu); fi
+  log="$OUT/suite_${label}.log"
+  # The tests that compare the GPUs' free memory before and after must have them to themselves.
+  local alone='Faults|Misuse|FailsCleanly|PlanGpu'
+  t1=$(date +%s)
+  (cd "$tree" && export CUDA_VISIBLE_DEVICES=$visible &&
+    ctest "${only[@]}" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$alone" --output-on-failure
+    cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_shared_full.log"
+    ctest "${only[@]}" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
+    cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_alone_full.log") >"$log" 2>&1
+  wall=$(( $(date +%s) - t1 ))
+  # ctest's result lines: "  12/345 Test  #67: gpu.Foo.Bar ....   Passed    1.23 sec"
+  results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
+  passed=$(grep -cE '\.  +Passed +[0-9.]+ sec' <<<"$results")
+  skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
+  failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
+  {
+    echo "suite, GPUs $visible visible${only:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s"
+    grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | head -20
     # GoogleTest wrote each skip's reason on the line after "Skipped".
-    cat "$OUT/last_${n}gpu_shared.log" "$OUT/last_${n}gpu_alone.log" 2>/dev/null | grep -A1 ": Skipped$" |
-      grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c | sed 's/^/     skip: /' | tee -a "$summary"
-    echo "     slowest: $(sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec.*/\2 \1/' <<<"$results" | sort -rn | head -6 |
-      awk '{printf "%s %ss; ", $2, $1}')" | tee -a "$summary"
-  done
+    cat "$OUT/suite_${label}_shared_full.log" "$OUT/suite_${label}_alone_full.log" 2>/dev/null |
+      grep -A1 ": Skipped$" | grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c | sed 's/^/     skip: /'
+    echo "     slowest: $(sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec.*/\2 \1/' <<<"$results" | sort -rn |
+      head -6 | awk '{printf "%s %ss; ", $2, $1}')"
+  } >"$OUT/suite_${label}.txt"
+}
+
+if has test; then
+  total=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  lists=${CUSH_SUITE_GPUS:-$(seq -s, 0 $((total - 1))) $( ((total > 2)) && echo 0,1) $( ((total > 1)) && echo 0)}
+  # Discover the tests once before runs side by side read the lists.
+  (cd "$build" && ctest -N >/dev/null 2>&1)
+  if [ -n "${CUSH_SUITE_SIDE_BY_SIDE:-}" ]; then
+    # Disjoint GPU lists at once (e.g. CUSH_SUITE_GPUS="2,3 1"), each in a copy of the build.
+    for v in $lists; do run_suite "$v" copy & done
+    wait
+  else
+    for v in $lists; do run_suite "$v"; done
+  fi
+  for f in "$OUT"/suite_*gpu_*.txt; do [ -f "$f" ] && tee -a "$summary" <"$f"; done
 fi
 
 if has demo; then

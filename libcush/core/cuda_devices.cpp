@@ -142,6 +142,35 @@ void enable_physical_peer_access(int from, int to) {
   }
 }
 
+cudaMemPool_t create_device_pool(int logical) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = physical_id(logical);
+  cudaMemPool_t pool = nullptr;
+  CUSH_CUDA_CHECK_AT(cudaMemPoolCreate(&pool, &props), "on " + named(logical));
+  return pool;
+}
+
+void grant_pool_access(cudaMemPool_t pool, int accessor) {
+  cudaMemAccessDesc access{};
+  access.location.type = cudaMemLocationTypeDevice;
+  access.location.id = physical_id(accessor);
+  access.flags = cudaMemAccessFlagsProtReadWrite;
+  CUSH_CUDA_CHECK_AT(cudaMemPoolSetAccess(pool, &access, 1), "for " + named(accessor));
+}
+
+void copy_2d_between_devices(void* dst, std::size_t dpitch, int dst_device, const void* src, std::size_t spitch,
+                             int src_device, std::size_t width, std::size_t height, cudaStream_t stream) {
+  cudaMemcpy3DPeerParms p{};
+  p.srcPtr = cudaPitchedPtr{const_cast<void*>(src), spitch, width, height};
+  p.srcDevice = physical_id(src_device);
+  p.dstPtr = cudaPitchedPtr{dst, dpitch, width, height};
+  p.dstDevice = physical_id(dst_device);
+  p.extent = cudaExtent{width, height, 1};
+  CUSH_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, stream));
+}
+
 int stream_physical_device(cudaStream_t stream) {
   int device = -1;
   CUSH_CUDA_CHECK(cudaStreamGetDevice(stream, &device));

@@ -62,6 +62,15 @@ decltype(auto) finishing_on_error(std::span<const int> logical, F&& f) {
 /// cudaDeviceEnablePeerAccess from the physical device of `from` to that of `to` (different
 /// GPUs); an access already enabled by the application counts as done.
 void enable_physical_peer_access(int from, int to);
+/// A memory pool of cush's own on the physical device of `logical` (cudaMemPoolCreate), whose
+/// allocations other devices can be given access to; never the application's default pool.
+[[nodiscard]] cudaMemPool_t create_device_pool(int logical);
+/// Gives the physical device of `accessor` read and write access to `pool`'s allocations.
+void grant_pool_access(cudaMemPool_t pool, int accessor);
+/// A 2D copy from device `src_device`'s memory to `dst_device`'s on `stream`, naming both devices
+/// (cudaMemcpy3DPeerAsync): for two devices without peer access.
+void copy_2d_between_devices(void* dst, std::size_t dpitch, int dst_device, const void* src, std::size_t spitch,
+                             int src_device, std::size_t width, std::size_t height, cudaStream_t stream);
 /// The physical device a stream was created on.
 [[nodiscard]] int stream_physical_device(cudaStream_t stream);
 

@@ -44,6 +44,27 @@ bool can_reach(int a, int b) {
 
 bool same_gpu(int a, int b) { return device_map().same_gpu(a, b); }
 
+cudaMemPool_t shared_pool(int owner, int accessor) {
+  static std::map<int, cudaMemPool_t> pools;                // by logical owner
+  static std::set<std::pair<cudaMemPool_t, int>> granted;   // (pool, physical accessor)
+  std::lock_guard lock(mutex);
+  cudaMemPool_t& pool = pools[owner];
+  if (pool == nullptr) {
+    try {
+      pool = create_device_pool(owner);
+    } catch (...) {
+      pools.erase(owner);
+      throw;
+    }
+  }
+  if (!device_map().same_gpu(owner, accessor) && can_access_locked(accessor, owner) &&
+      !granted.contains({pool, physical_id(accessor)})) {
+    grant_pool_access(pool, accessor);
+    granted.insert({pool, physical_id(accessor)});
+  }
+  return pool;
+}
+
 bool enable_peer_access_once(int from, int to) {
   std::lock_guard lock(mutex);
   if (device_map().same_gpu(from, to)) return true;

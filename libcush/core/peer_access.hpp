@@ -3,6 +3,8 @@
 // peer access. Both answers are cached for the process: capabilities do not change while it runs,
 // and enabling is a per-process, per-ordered-pair state of the driver.
 
+#include <cuda_runtime_api.h>
+
 namespace cush::detail {
 
 /// True if kernels and copy engines of device `accessor` can read and write device `owner`'s
@@ -16,6 +18,12 @@ namespace cush::detail {
 
 /// True if two logical devices are one physical GPU (virtual GPUs, core/device_map.hpp).
 [[nodiscard]] bool same_gpu(int a, int b);
+
+/// The memory pool of cush's own on device `owner` (made once per device and kept for the
+/// process), whose allocations device `accessor` may read and write where the two reach each
+/// other (access granted once per pair): for staging buffers that a copy between the two
+/// devices reads. The application's default pools are left as they are.
+[[nodiscard]] cudaMemPool_t shared_pool(int owner, int accessor);
 
 /// Enables access from device `from` to device `to` once per process; false if the pair has no
 /// peer access (nothing is enabled then), true once enabled (also by the application before us).

@@ -80,9 +80,12 @@ struct TransposeOp::Impl {
     void* scratch = nullptr;
     cudaStream_t stream = nullptr;
     int device = -1;
-    // The 2D copy into the target: unified addressing names both devices, so it is a plain
-    // cudaMemcpy2DAsync (which CUDA routes over the links, or through the host without them).
+    // The 2D copy into the target: between devices that reach each other (peer access enabled,
+    // the scratch pool shared) a plain cudaMemcpy2DAsync over the links; else a copy naming
+    // both devices, which CUDA routes through the host.
     void* dst = nullptr;
+    int dst_device = -1;
+    bool peer = true;  // the two devices reach each other (else a copy that names both devices)
     std::size_t dpitch = 0, width = 0, height = 0;
     bool released = false;
   };
@@ -174,13 +177,18 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
         st.stream = s.stream;
         {
           DeviceGuard guard(s.device);
-          CUSH_CUDA_CHECK_AT(cudaMallocAsync(&st.scratch, s.rows * t.cols * element_size, s.stream),
+          // From cush's pool, which the destination may read (the application's default pool
+          // gives no other device access: a copy from it to another device is refused).
+          CUSH_CUDA_CHECK_AT(cudaMallocFromPoolAsync(&st.scratch, s.rows * t.cols * element_size,
+                                                     shared_pool(s.device, dst.devices[h]), s.stream),
                              std::string(where) + ": the staging buffer for device " + std::to_string(dst.devices[h]));
         }
         t.data = st.scratch;
         t.pitch = s.rows;
         t.row_base = s.row0;
         st.dst = static_cast<char*>(dst.data[h]) + s.row0 * element_size;
+        st.dst_device = dst.devices[h];
+        st.peer = can_reach(s.device, st.dst_device) && enable_peer_access_once(s.device, st.dst_device);
         st.dpitch = rows * element_size;
         st.width = s.rows * element_size;
         st.height = t.cols;
@@ -208,7 +216,10 @@ const TransposeSource& TransposeOp::source(std::size_t i) const { return impl_->
 
 void TransposeOp::launched(std::size_t i) {
   for (Impl::Staged& s : impl_->staged.at(i)) {
-    CUSH_CUDA_CHECK(cudaMemcpy2DAsync(s.dst, s.dpitch, s.scratch, s.width, s.width, s.height, cudaMemcpyDefault, s.stream));
+    if (s.peer)
+      CUSH_CUDA_CHECK(cudaMemcpy2DAsync(s.dst, s.dpitch, s.scratch, s.width, s.width, s.height, cudaMemcpyDefault, s.stream));
+    else
+      copy_2d_between_devices(s.dst, s.dpitch, s.dst_device, s.scratch, s.width, s.device, s.width, s.height, s.stream);
     impl_->release(s);
   }
 }
