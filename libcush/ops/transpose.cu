@@ -80,12 +80,11 @@ struct TransposeOp::Impl {
     void* scratch = nullptr;
     cudaStream_t stream = nullptr;
     int device = -1;
-    // The 2D copy into the target: between devices that reach each other (peer access enabled,
-    // the scratch pool shared) a plain cudaMemcpy2DAsync over the links; else a copy naming
-    // both devices, which CUDA routes through the host.
+    // The 2D copy into the target names both devices (a cudaMemcpy2DAsync inferring them from
+    // the pointers was refused between two GPUs); between devices that reach each other (peer
+    // access enabled, the scratch pool shared) it runs over the links, else through the host.
     void* dst = nullptr;
     int dst_device = -1;
-    bool peer = true;  // the two devices reach each other (else a copy that names both devices)
     std::size_t dpitch = 0, width = 0, height = 0;
     bool released = false;
   };
@@ -188,7 +187,7 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
         t.row_base = s.row0;
         st.dst = static_cast<char*>(dst.data[h]) + s.row0 * element_size;
         st.dst_device = dst.devices[h];
-        st.peer = can_reach(s.device, st.dst_device) && enable_peer_access_once(s.device, st.dst_device);
+        if (can_reach(s.device, st.dst_device)) (void)enable_peer_access_once(s.device, st.dst_device);
         st.dpitch = rows * element_size;
         st.width = s.rows * element_size;
         st.height = t.cols;
@@ -216,10 +215,7 @@ const TransposeSource& TransposeOp::source(std::size_t i) const { return impl_->
 
 void TransposeOp::launched(std::size_t i) {
   for (Impl::Staged& s : impl_->staged.at(i)) {
-    if (s.peer)
-      CUSH_CUDA_CHECK(cudaMemcpy2DAsync(s.dst, s.dpitch, s.scratch, s.width, s.width, s.height, cudaMemcpyDefault, s.stream));
-    else
-      copy_2d_between_devices(s.dst, s.dpitch, s.dst_device, s.scratch, s.width, s.device, s.width, s.height, s.stream);
+    copy_2d_between_devices(s.dst, s.dpitch, s.dst_device, s.scratch, s.width, s.device, s.width, s.height, s.stream);
     impl_->release(s);
   }
 }

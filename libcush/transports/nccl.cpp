@@ -199,18 +199,18 @@ void forget_aborted(std::vector<std::shared_ptr<Communicator>>& held) {
 }
 
 // The communicator of the operation's devices, held by both plans (so that it outlives their
-// work even if the process's cache lets it go).
+// work even if the process's cache lets it go). One either plan holds already is taken without the
+// process-wide cache (and its lock), also after release_communicators().
 std::shared_ptr<Communicator> communicator(const Operation& op, const OpStreams& streams) {
   std::vector<int> ids = streams.devices();
   std::sort(ids.begin(), ids.end());
-  forget_aborted(op.src.resources->communicators);
-  forget_aborted(op.dst.resources->communicators);
-  // An operation within one plan over the devices of a communicator it used before takes that
-  // one without the process-wide cache (and its lock).
-  if (op.within_one_plan())
-    for (const std::shared_ptr<Communicator>& c : op.src.resources->communicators)
-      if (c->devices() == ids) return c;
-  std::shared_ptr<Communicator> comm = Communicator::of(ids);
+  std::shared_ptr<Communicator> comm;
+  for (TransportResources* r : {op.src.resources, op.dst.resources}) {
+    forget_aborted(r->communicators);
+    for (const std::shared_ptr<Communicator>& c : r->communicators)
+      if (!comm && c->devices() == ids) comm = c;
+  }
+  if (!comm) comm = Communicator::of(ids);
   hold(op.src.resources->communicators, comm);
   hold(op.dst.resources->communicators, comm);
   return comm;

@@ -20,8 +20,7 @@ struct FaultWalk {
   long long kept = 0;     ///< bytes of GPU memory that outliving objects hold after the walk
 };
 
-/// Free memory of every GPU, after giving back the NCCL communicators no live object holds,
-/// synchronizing each GPU and trimming its default memory pool.
+/// Free memory of every GPU, after synchronizing it and trimming its default memory pool.
 std::vector<std::size_t> gpu_free_memory();
 
 /// Makes cush create what it keeps for the whole process on first use, so that free memory
