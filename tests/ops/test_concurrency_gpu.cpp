@@ -37,12 +37,6 @@ using cush::Transport;
 constexpr int kIterations = 25;
 constexpr auto kTimeLimit = std::chrono::minutes(4);
 
-#define CUSH_REQUIRE_REAL_GPUS(n)                                                                              \
-  do {                                                                                                         \
-    CUSH_REQUIRE_GPUS(n);                                                                                      \
-    if (cush_test::gpus_are_shared()) GTEST_SKIP() << "nccl and peer_kernel refuse logical devices that share a GPU"; \
-  } while (0)
-
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what);
 }

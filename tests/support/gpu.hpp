@@ -79,3 +79,12 @@ inline std::string to_string(const std::vector<int>& ids) {
     const std::string cush_missing_ = ::cush_test::missing_gpus(n);                 \
     if (!cush_missing_.empty()) GTEST_SKIP() << cush_missing_;                      \
   } while (0)
+
+/// As CUSH_REQUIRE_GPUS, and skips unless the devices are distinct GPUs (not virtual GPUs sharing
+/// one): for nccl and peer_kernel, which refuse a shared GPU.
+#define CUSH_REQUIRE_REAL_GPUS(n)                                                                    \
+  do {                                                                                               \
+    CUSH_REQUIRE_GPUS(n);                                                                            \
+    if (::cush_test::gpus_are_shared())                                                              \
+      GTEST_SKIP() << "nccl and peer_kernel refuse logical devices that share a GPU (virtual GPUs)"; \
+  } while (0)

@@ -34,12 +34,6 @@ namespace nccl_testing = cush::detail::nccl_testing;
 
 const CommOptions nccl{Transport::nccl};
 
-#define CUSH_REQUIRE_REAL_GPUS(n)                                                                \
-  do {                                                                                           \
-    CUSH_REQUIRE_GPUS(n);                                                                        \
-    if (cush_test::gpus_are_shared()) GTEST_SKIP() << "nccl refuses logical devices that share a GPU"; \
-  } while (0)
-
 // The devices in an order other than their ids' (e.g. {3, 1, 0, 2} of 4; {1, 0} of 2): ranks
 // follow ids, plan positions do not.
 std::vector<int> shuffled_devices() {
