@@ -16,7 +16,6 @@
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
-#include "cush/stream.hpp"
 #include "transports/backend.hpp"
 #include "transports/nccl_communicator.hpp"
 #include "transports/nccl_operation.hpp"
