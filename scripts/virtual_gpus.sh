@@ -10,7 +10,8 @@
 #             other processes held the GPU when N began (they upset the fault walks' free memory)
 #   sanitize  every GPU test binary and example under each tool of CUSH_SANITIZE_TOOLS (default
 #             "memcheck racecheck synccheck"; memcheck with the leak check) for each N of
-#             CUSH_SANITIZE_COUNTS (default "2 4"): the tool's error count per binary
+#             CUSH_SANITIZE_COUNTS (default "2 4"; "physical": the GPUs CUDA_VISIBLE_DEVICES shows,
+#             without virtual GPUs): the tool's error count per binary
 #   CUSH_SUITE_TESTS         regex: only the GPU tests whose ctest names match (ctest -R; default: all)
 #   CUSH_HEAP_CHECK=1        the suite with glibc's heap checks (libc_malloc_debug, check=3, freed
 #                            memory overwritten): a write into freed host memory (a copy still
@@ -76,6 +77,9 @@ if [[ "$steps" == *" suite "* ]]; then
   done
 fi
 
+# How a count of CUSH_SANITIZE_COUNTS reads in the summary.
+label() { if [ "$1" = physical ]; then echo "GPUs ${CUDA_VISIBLE_DEVICES:-(all)}"; else echo "CUSH_VIRTUAL_GPUS=$1"; fi; }
+
 # The gtest filter of the test binaries' shards: CUSH_SANITIZE_FILTER less the tests run alone.
 shard_filter() {
   local filter=${CUSH_SANITIZE_FILTER:-*} alone
@@ -115,7 +119,9 @@ sanitize_one() {
     name+="{launches $skip..$([ -n "$count_limit" ] && echo $((skip + count_limit - 1)) || echo end)}"
   fi
   echo "=== $name ${args[*]}${CUSH_SANITIZE_ARGS:+ (compute-sanitizer $CUSH_SANITIZE_ARGS)}" >"$log"
-  GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool CUSH_VIRTUAL_GPUS=$n timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
+  local virtual=(CUSH_VIRTUAL_GPUS="$n")
+  [ "$n" = physical ] && virtual=()  # the GPUs CUDA_VISIBLE_DEVICES shows, each a device of its own
+  env "${virtual[@]}" GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
     --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
   rc=$?
   count=$(tail -n 40 "$log" | grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+' | tail -1 | grep -oE '[0-9]+$')
@@ -133,7 +139,7 @@ sanitize_one() {
   esac
   echo "$result" >"$log.result"
   # progress, if the run is cut short: the process's own seconds, then the run's
-  echo "   $tool, CUSH_VIRTUAL_GPUS=$n: $result ($(( $(date +%s) - start ))s, at $(elapsed))" >>"$summary"
+  echo "   $tool, $(label "$n"): $result ($(( $(date +%s) - start ))s, at $(elapsed))" >>"$summary"
 }
 
 if [[ "$steps" == *" sanitize "* ]]; then
@@ -148,8 +154,10 @@ if [[ "$steps" == *" sanitize "* ]]; then
     for tool in ${CUSH_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
       dir="$OUT/sanitize_${tool}_$n"
       rm -rf "$dir" && mkdir -p "$dir"
-      line="$tool, CUSH_VIRTUAL_GPUS=$n:"
-      for entry in $binaries $examples "$build/examples/cush_virtual_gpus:$n"; do
+      line="$tool, $(label "$n"):"
+      virtual_example="$build/examples/cush_virtual_gpus:$n"
+      [ "$n" = physical ] && virtual_example=""
+      for entry in $binaries $examples $virtual_example; do
         name=$(basename "${entry%%:*}")
         [[ "$name" =~ ${CUSH_SANITIZE_ONLY:-.} ]] || continue
         if [[ " ${CUSH_SANITIZE_SKIP:-} " == *" $tool:$name "* ]]; then

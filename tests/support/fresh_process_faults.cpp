@@ -146,6 +146,8 @@ FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& ch
     return walk;
   }
   const std::filesystem::path dir = dir_template;
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
 
   const ChildReport counting = run_child(child_test, "count", dir);
   if (!counting.passed || counting.calls == 0) {
@@ -189,7 +191,7 @@ FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& ch
                     << counting.free.size();
     }
     if ((i + 1) % 10 == 0 && i + 1 < firsts.size())
-      std::printf("[ faults   ] %s: %zu of %zu fresh processes\n", name.c_str(), i + 1, firsts.size());
+      std::printf("[ faults   ] %s: %zu of %zu fresh processes (%.0f s)\n", name.c_str(), i + 1, firsts.size(), seconds());
     if (::testing::Test::HasFatalFailure()) break;
   }
   std::filesystem::remove_all(dir);
@@ -199,8 +201,8 @@ FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& ch
                 "(another path)\n",
                 name.c_str(), not_reached, elsewhere);
   std::printf("[ faults   ] %s: %zu sites failed at their first call, each in a fresh process (%zu checked calls "
-              "in a run)\n",
-              name.c_str(), walk.sites, walk.calls);
+              "in a run; %.0f s)\n",
+              name.c_str(), walk.sites, walk.calls, seconds());
   return walk;
 }
 
