@@ -6,7 +6,8 @@
 
 namespace cush {
 
-/// @brief `bytes` of memory on `device` (cudaMalloc), freed on destruction. Zero bytes owns
+/// @brief `bytes` of memory on `device` (cudaMalloc, rounded up to whole 16-byte blocks, which
+/// NCCL's kernels read whole), freed on destruction. Zero bytes owns
 /// nothing and has a null data(). A device without room for it: OutOfMemory (with the device's
 /// free memory), leaving no CUDA error pending; any other failure: CudaError.
 class DeviceBuffer {
