@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "cush/cush.hpp"
 #include "support/kernels.hpp"
@@ -229,6 +230,11 @@ TEST(PlanGpu, RunsOnTheCallersStreams) {
 TEST(PlanGpu, RejectsStreamsThatDoNotFit) {
   CUSH_REQUIRE_GPUS(1);
   const cush::DeviceSet one{0};
+  // Device 1's first use (its context, peer access with device 0) takes memory on device 0 too:
+  // done before the free memory is measured, as is the topology's.
+  const bool two_gpus = cush::DeviceSet::available() > 1 && !cush::DeviceSet{0, 1}.topology().link(0, 1).same_gpu;
+  std::optional<cush::Stream> on_1;
+  if (two_gpus) on_1.emplace(1);
   const std::size_t free_before = one.free_memory(0);
   cush::Stream s(0);
   const std::vector<cush::StreamRef> none, two{s, s}, null_stream{cush::StreamRef(0, nullptr)},
@@ -236,9 +242,8 @@ TEST(PlanGpu, RejectsStreamsThatDoNotFit) {
   for (const auto* streams : {&none, &two, &null_stream, &legacy, &said_other})
     EXPECT_THROW(cush::Plan<int>(one, 10, cush::Distribution::uniform(), *streams), cush::InvalidArgument);
   // A stream knows only its GPU: with devices 0 and 1 on one GPU (virtual GPUs) this passes.
-  if (cush::DeviceSet::available() > 1 && !cush::DeviceSet{0, 1}.topology().link(0, 1).same_gpu) {
-    cush::Stream on_1(1);
-    const std::vector<cush::StreamRef> lying{cush::StreamRef(0, on_1.get())};
+  if (two_gpus) {
+    const std::vector<cush::StreamRef> lying{cush::StreamRef(0, on_1->get())};
     try {
       cush::Plan<int> plan(one, 10, cush::Distribution::uniform(), lying);
       FAIL() << "a stream of device 1 for device 0 must be rejected";
