@@ -11,7 +11,15 @@
 //         all_to_all  every GPU's buffer cut in p pieces, piece j to GPU j
 //         reduce      sum of the replicas into replica 0 (float)
 //         all_reduce  sum of the replicas into every replica (float)
-//   impl  raw_peer    cudaMemcpyPeerAsync loop, one stream per GPU, issued on the source's stream
+//   impl  raw_peer    cudaMemcpyPeerAsync loop, one stream per GPU, issued on the source's stream,
+//                     with the stream ordering that a correct multi-GPU raw CUDA program needs
+//                     (see PeerOrder): before the copies each source's stream waits for an event
+//                     recorded on the stream of every destination it writes (that GPU's earlier
+//                     work may still use the buffer), after them each destination's stream waits
+//                     for an event recorded on every source's stream that wrote to it (its later
+//                     work must see the data). cush orders its operations the same way, so this
+//                     is the raw program it replaces; raw_peer rows measured before this ordering
+//                     (unordered copies) are not comparable with these.
 //         raw_nccl    direct NCCL calls (collective, or grouped send/receive as nccl-tests does)
 //         cush        cush, transport chosen automatically
 //         cush_peer / cush_nccl / cush_staged / cush_kernel   cush with the transport forced
@@ -26,6 +34,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -75,6 +84,66 @@ struct Raw {
   }
 };
 
+// A peer copy's source and destination, positions in gpus().
+struct Link {
+  std::size_t from;
+  std::size_t to;
+};
+
+// Every ordered pair of distinct GPUs.
+std::vector<Link> all_pairs() {
+  std::vector<Link> links;
+  for (std::size_t i = 0; i < gpus().size(); ++i)
+    for (std::size_t j = 0; j < gpus().size(); ++j)
+      if (i != j) links.push_back({i, j});
+  return links;
+}
+
+// The ordering that raw_peer's copies need between the GPUs' streams (one per GPU, `handles`), as
+// a careful raw CUDA program writes it and as cush does: before() makes each source's stream wait
+// for an event recorded on the stream of each destination it writes, after() (once the copies are
+// issued) makes each destination's stream wait for an event recorded on the stream of each source
+// that wrote to it. One event per destination and one per source, made once per benchmark (no
+// timing, each on its own device: cush::Event) and recorded once per operation and phase; every
+// record of a phase comes before its waits, so that streams which are both sources and
+// destinations do not wait for each other's waits. Copies within one GPU need no event.
+class PeerOrder {
+ public:
+  PeerOrder(const std::vector<Link>& links, std::vector<cudaStream_t> handles)
+      : streams_(std::move(handles)), start_(streams_.size()), end_(streams_.size()) {
+    for (const Link& l : links) {
+      if (l.from == l.to) continue;
+      const auto same = [&](const Link& o) { return o.from == l.from && o.to == l.to; };
+      if (std::any_of(links_.begin(), links_.end(), same)) continue;
+      links_.push_back(l);
+      if (!start_[l.to]) {
+        start_[l.to] = cush::Event(gpus()[l.to]);
+        destinations_.push_back(l.to);
+      }
+      if (!end_[l.from]) {
+        end_[l.from] = cush::Event(gpus()[l.from]);
+        sources_.push_back(l.from);
+      }
+    }
+  }
+  void before() const {
+    for (std::size_t d : destinations_) CUSH_CUDA_CHECK(cudaEventRecord(start_[d].get(), streams_[d]));
+    for (const Link& l : links_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(streams_[l.from], start_[l.to].get(), 0));
+  }
+  void after() const {
+    for (std::size_t s : sources_) CUSH_CUDA_CHECK(cudaEventRecord(end_[s].get(), streams_[s]));
+    for (const Link& l : links_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(streams_[l.to], end_[l.from].get(), 0));
+  }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<Link> links_;                // distinct, between distinct GPUs
+  std::vector<std::size_t> destinations_;  // each once
+  std::vector<std::size_t> sources_;
+  std::vector<cush::Event> start_;  // per GPU: recorded on a destination's stream before the copies
+  std::vector<cush::Event> end_;    // per GPU: recorded on a source's stream after its copies
+};
+
 template <class T>
 void zero(cush::Plan<T>& plan) {
   plan.for_each([](cush::Segment<T> s) { CUSH_CUDA_CHECK(cudaMemsetAsync(s.data(), 0, s.bytes(), s.stream())); });
@@ -85,10 +154,18 @@ void zero(cush::Plan<T>& plan) {
 template <class A, class B>
 std::vector<cudaStream_t> timing_streams(const A& first, const B& second) {
   std::vector<cudaStream_t> s;
-  for (int d : gpus()) {
+  for (std::size_t i = 0; i < gpus().size(); ++i) {
+    const int d = gpus()[i];
     const int a = first.devices().position_of(d);
-    s.push_back(a >= 0 ? first.stream(static_cast<std::size_t>(a))
-                       : second.stream(static_cast<std::size_t>(second.devices().position_of(d))));
+    const int b = second.devices().position_of(d);
+    if (a >= 0) {
+      s.push_back(first.stream(static_cast<std::size_t>(a)));
+    } else if (b >= 0) {
+      s.push_back(second.stream(static_cast<std::size_t>(b)));
+    } else {
+      // A GPU in neither plan (the copy on more than 2 GPUs): an idle stream, timed as ~0.
+      s.push_back(Raw::get().handles[i]);
+    }
   }
   return s;
 }
@@ -136,7 +213,7 @@ double bus_factor(Op op, std::size_t p) {
 struct Prepared {
   std::function<void()> run;
   std::vector<cudaStream_t> streams;
-  std::vector<std::shared_ptr<void>> keep;  // plans alive while timing
+  std::vector<std::shared_ptr<void>> keep;  // plans (and raw_peer's events) alive while timing
 };
 
 template <class T>
@@ -163,7 +240,13 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
       Byte* from = a->segment(0).data();
       Byte* to = b->segment(0).data();
       if (impl == Impl::raw_peer) {
-        w.run = [=, &raw] { CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(to, gpus()[1], from, gpus()[0], bytes, raw.handles[0])); };
+        auto order = std::make_shared<PeerOrder>(std::vector<Link>{{0, 1}}, raw.handles);
+        w.keep.push_back(order);
+        w.run = [=, &raw] {
+          order->before();
+          CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(to, gpus()[1], from, gpus()[0], bytes, raw.handles[0]));
+          order->after();
+        };
       } else if (nccl) {
         w.run = [=, &raw] {
           NCCL_OK(ncclGroupStart());
@@ -182,8 +265,16 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
       w.keep = {a, b};
       w.streams = is_raw ? raw.handles : timing_streams(*b, *a);
       if (is_raw) {
+        std::shared_ptr<PeerOrder> order;  // raw_peer only
+        if (!nccl) {
+          std::vector<Link> links;
+          for (std::size_t i = 0; i < p; ++i) links.push_back({i, (i + 1) % p});
+          order = std::make_shared<PeerOrder>(links, raw.handles);
+          w.keep.push_back(order);
+        }
         w.run = [=, &raw] {
           if (nccl) NCCL_OK(ncclGroupStart());
+          else order->before();
           for (std::size_t i = 0; i < p; ++i) {
             const std::size_t k = (i + 1) % p;  // device i's segment lands on device k
             Byte* from = a->segment(i).data();
@@ -196,6 +287,7 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
             }
           }
           if (nccl) NCCL_OK(ncclGroupEnd());
+          else order->after();
         };
       } else {
         w.run = [=] { cush::copy(*a, *b, o); };
@@ -210,10 +302,16 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
       w.streams = is_raw ? raw.handles : timing_streams(*r, *r);
       const std::size_t n = bytes / sizeof(float);
       if (impl == Impl::raw_peer) {  // broadcast only
+        std::vector<Link> links;
+        for (std::size_t k = 1; k < p; ++k) links.push_back({0, k});
+        auto order = std::make_shared<PeerOrder>(links, raw.handles);
+        w.keep.push_back(order);
         w.run = [=, &raw] {
+          order->before();
           for (std::size_t k = 1; k < p; ++k)
             CUSH_CUDA_CHECK(cudaMemcpyPeerAsync(r->segment(k).data(), gpus()[k], r->segment(0).data(), gpus()[0],
                                                 bytes, raw.handles[0]));
+          order->after();
         };
       } else if (nccl) {
         w.run = [=, &raw] {
@@ -245,6 +343,17 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
       w.keep = {parts, whole};
       w.streams = is_raw ? raw.handles : timing_streams(*parts, *whole);
       if (is_raw) {
+        std::shared_ptr<PeerOrder> order;  // raw_peer only: GPU 0 to each GPU, each to GPU 0, or all pairs
+        if (!nccl) {
+          std::vector<Link> links;
+          if (op == Op::all_gather) {
+            links = all_pairs();
+          } else {
+            for (std::size_t k = 1; k < p; ++k) links.push_back(op == Op::scatter ? Link{0, k} : Link{k, 0});
+          }
+          order = std::make_shared<PeerOrder>(links, raw.handles);
+          w.keep.push_back(order);
+        }
         w.run = [=, &raw] {
           if (nccl && op == Op::all_gather) {
             NCCL_OK(ncclGroupStart());
@@ -255,6 +364,7 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
             return;
           }
           if (nccl) NCCL_OK(ncclGroupStart());
+          else order->before();
           const std::size_t receivers = op == Op::all_gather ? p : 1;
           for (std::size_t to = 0; to < receivers; ++to)
             for (std::size_t k = 0; k < p; ++k) {
@@ -277,6 +387,7 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
               }
             }
           if (nccl) NCCL_OK(ncclGroupEnd());
+          else order->after();
         };
       } else if (op == Op::scatter) {
         w.run = [=] { cush::scatter(*whole, *parts, 0, o); };
@@ -294,8 +405,14 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
       w.streams = is_raw ? raw.handles : timing_streams(*b, *a);
       const std::size_t piece = bytes / p;
       if (is_raw) {
+        std::shared_ptr<PeerOrder> order;  // raw_peer only
+        if (!nccl) {
+          order = std::make_shared<PeerOrder>(all_pairs(), raw.handles);
+          w.keep.push_back(order);
+        }
         w.run = [=, &raw] {
           if (nccl) NCCL_OK(ncclGroupStart());
+          else order->before();
           for (std::size_t i = 0; i < p; ++i)
             for (std::size_t j = 0; j < p; ++j) {
               Byte* from = a->segment(i).data() + j * piece;
@@ -308,6 +425,7 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
               }
             }
           if (nccl) NCCL_OK(ncclGroupEnd());
+          else order->after();
         };
       } else {
         w.run = [=] { cush::all_to_all(*a, *b, o); };

@@ -14,6 +14,8 @@ from ..figures import figure, measured_in
 from ..gbench import error_lines
 
 ORDER = ["raw_peer", "raw_nccl", "cush", "cush_peer", "cush_kernel", "cush_nccl", "cush_staged"]
+# The committed device_ops_*.json runs (2026-11-23) had the unordered raw_peer twin; since
+# 2026-11-27 it orders the streams with events (bench/bench_device_ops.cpp, multi_gpu.py).
 REFERENCE_IS = {"raw_peer": "raw_peer: cudaMemcpyPeerAsync loop without ordering between devices, same run",
                 "raw_nccl": "raw_nccl: the NCCL call on the same buffers, same run"}
 SMALL = ("4KiB", "64KiB", "1MiB")
