@@ -8,5 +8,6 @@ Run it from the repository root with the package on the path (docs/report.md):
 Modules: gbench (the one Google Benchmark JSON loader), stats (SciPy's F and t distributions,
 NumPy's least squares, the F-test of seed 002 eq. 2.2), complexity (pmccabe), perf
 (performance.md), plots (the charts), figures (summary.json entries), report (the whole report),
-summaries/ (one Markdown summary per benchmark binary or case).
+summaries/ (one Markdown summary per benchmark binary or case; multi_gpu and its goals in
+summaries/multi_gpu_goals/ for the files of a call on several GPUs).
 """

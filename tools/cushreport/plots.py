@@ -4,7 +4,8 @@
   Figure 2.6)
 - per case: time against size for every variant and GPU count; strong scaling (speed-up over the
   single-GPU reference at the two largest sizes) and weak scaling (t(1 GPU, n) / t(g GPUs, g n)),
-  after seed 002 Figures 2.7-2.12
+  after seed 002 Figures 2.7-2.12; where a size was measured on several GPU counts (1, 2, 4, ...),
+  time and speed-up against the GPU count at the largest such size (<stem>_gpus.png)
 - host<->GPU operations: GB/s delivered against size per operation
 """
 import os
@@ -19,6 +20,9 @@ from .stats import median  # noqa: E402
 COLORS = {"single": "black", "multi_cuda": "#c44e52", "multi_cush": "#4c72b0"}
 LABELS = {"single": "single-GPU CUDA", "multi_cuda": "raw CUDA", "multi_cush": "cush"}
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+# Families whose size label is the work per GPU (lbm_weak: M^3 cells per GPU); in the others the
+# label is the whole problem (advection_weak's nz, matmul_weak's r and fft_weak's e grow with g).
+PER_GPU_LABELS = ("lbm_weak_",)
 
 
 def save(fig, out_dir, name):
@@ -56,13 +60,60 @@ def complexity_chart(rows, path):
 
 
 def case_charts(case, samples, out_dir, stem=None):
-    """<stem>_time.png and <stem>_scaling.png (stem: the case's name unless given); samples:
-    (case, variant, gpus, n) -> [ms]."""
+    """<stem>_time.png, <stem>_scaling.png and, where a size was measured on two GPU counts or more,
+    <stem>_gpus.png (stem: the case's name unless given); samples: (case, variant, gpus, n) -> [ms]."""
     keys = [k for k in samples if k[0] == case]
     gpus_all = sorted({k[2] for k in keys})
     sizes = sorted({k[3] for k in keys})
-    return [_time_chart(case, samples, gpus_all, sizes, out_dir, stem or case),
-            _scaling_chart(case, samples, gpus_all, sizes, out_dir, stem or case)]
+    charts = [_time_chart(case, samples, gpus_all, sizes, out_dir, stem or case),
+              _scaling_chart(case, samples, gpus_all, sizes, out_dir, stem or case)]
+    n = gpu_count_size(case, samples)
+    if n is not None:
+        charts.append(_gpu_count_chart(case, samples, n, out_dir, stem or case))
+    return charts
+
+
+def gpu_count_size(case, samples):
+    """The size of the GPU-count chart: the largest one that the multi-GPU variants measured on the
+    most GPU counts (at least two); None where no size was measured on two GPU counts."""
+    counts = {}
+    for c, variant, g, n in samples:
+        if c == case and variant != "single":
+            counts.setdefault(n, set()).add(g)
+    best = max(((len(gs), n) for n, gs in counts.items()), default=(0, None))
+    return best[1] if best[0] >= 2 else None
+
+
+def _gpu_count_chart(case, samples, n, out_dir, stem):
+    """<stem>_gpus.png: time against the GPU count at size n, and the speed-up over one GPU (the
+    single-GPU reference where measured, else the variant's own 1-GPU time); for a family labelled
+    by the work per GPU (PER_GPU_LABELS) the efficiency t(1 GPU) / t(g GPUs) instead."""
+    weak = case.startswith(PER_GPU_LABELS)
+    fig, (times, speed) = plt.subplots(1, 2, figsize=(10, 4))
+    single = samples.get((case, "single", 1, n))
+    gpus_all = sorted({k[2] for k in samples if k[0] == case and k[3] == n})
+    for variant, style in (("multi_cuda", "--"), ("multi_cush", "-")):
+        pts = [(g, median(samples[(case, variant, g, n)])) for g in gpus_all if (case, variant, g, n) in samples]
+        if not pts:
+            continue
+        times.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=COLORS[variant], label=LABELS[variant])
+        base = median(single) if single else dict(pts).get(1)
+        if base is not None:
+            speed.plot([p[0] for p in pts], [base / p[1] for p in pts], style, marker="o", color=COLORS[variant], label=LABELS[variant])
+    if single:
+        times.plot([1], [median(single)], marker="*", markersize=10, color=COLORS["single"], linestyle="", label=LABELS["single"])
+    speed.plot(gpus_all, [1.0] * len(gpus_all) if weak else gpus_all, color="gray", linewidth=0.8, label="ideal")
+    times.set_ylabel("median time (ms)")
+    from .perf import size_text  # perf imports this module: imported when drawing
+    times.set_title(f"case {case}: time at n = {size_text(case, n)}")
+    reference = "single-GPU CUDA" if single else "the variant on 1 GPU"
+    speed.set_ylabel(f"{'efficiency' if weak else 'speed-up'} over {reference}")
+    speed.set_title("weak scaling (n per GPU fixed)" if weak else "strong scaling (n fixed)")
+    for ax in (times, speed):
+        ax.set_xlabel("GPUs")
+        ax.set_xticks(gpus_all)
+        ax.legend(fontsize=7)
+    return save(fig, out_dir, f"{stem}_gpus.png")
 
 
 def _time_chart(case, samples, gpus_all, sizes, out_dir, stem):

@@ -2,8 +2,8 @@
 JSON in the results folder) and summary.json, one entry per headline figure of the results pages.
 
 summary.json gathers the report's own figures (complexity, perf_cases*.json, perf_host_ops.json)
-and those of the runs the results pages quote (PAGE_RUNS), computed from the committed JSON with
-the pages' definitions.
+and those of the runs the results pages quote (PAGE_RUNS; the two-GPU call, two_gpu_*.json; each
+multi-GPU call, multi_gpu_*.json), computed from the committed JSON with the pages' definitions.
 """
 import functools
 import glob
@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import complexity, gbench, perf
-from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, two_gpu
+from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, two_gpu
 
 CASES_JSON = "perf_cases.json"
 HOST_OPS_JSON = "perf_host_ops.json"
@@ -20,6 +20,10 @@ HOST_OPS_JSON = "perf_host_ops.json"
 # which performance.md shows beside the one-GPU runs, and bench_device_ops all-to-all rows, the
 # FFT's communication floor in the two-GPU goals (summaries/two_gpu.py).
 TWO_GPU_GLOB = "two_gpu_*.json"
+# The files of each call on several real GPUs (multi_gpu.md, issue 45; multi_gpu_<call>_<part>.json,
+# any GPU count): bench_cases rows, shown in performance.md like the two-GPU call's, and
+# bench_device_ops and bench_halo rows; their goals come from summaries/multi_gpu.py.
+MULTI_GPU_GLOB = "multi_gpu_*.json"
 
 
 def _matmul_rerun(run):
@@ -70,6 +74,25 @@ def two_gpu_figures(results_dir):
     return two_gpu.figures(runs) if runs else []
 
 
+def multi_gpu_figures(results_dir):
+    """The multi-GPU goal entries (summaries/multi_gpu.py), one call after the other (oldest first)."""
+    entries = []
+    for paths in multi_gpu.calls(glob.glob(os.path.join(results_dir, MULTI_GPU_GLOB))).values():
+        entries += multi_gpu.figures([gbench.load(p) for p in paths])
+    return entries
+
+
+def newest_by_name(entries):
+    """The entries with one per name: where a later call states a figure of the same name (the same
+    definition on the same GPU count), its entry replaces the earlier one in place."""
+    by_name = {}
+    for e in entries:
+        if e["name"] in by_name:
+            print(f"report: {e['name']} of {e['source']} replaces that of {by_name[e['name']]['source']}", file=sys.stderr)
+        by_name[e["name"]] = e
+    return list(by_name.values())
+
+
 def run(results_dir, root):
     """Writes the three reports into results_dir; returns summary.json's entries."""
     os.makedirs(results_dir, exist_ok=True)
@@ -79,11 +102,12 @@ def run(results_dir, root):
     # cases made apart (their sections say where); delete one once perf_cases.json covers its case.
     case_files = [os.path.join(results_dir, CASES_JSON)] + sorted(glob.glob(os.path.join(results_dir, "perf_cases_*.json")))
     case_files += sorted(glob.glob(os.path.join(results_dir, TWO_GPU_GLOB)))
+    case_files += [p for paths in multi_gpu.calls(glob.glob(os.path.join(results_dir, MULTI_GPU_GLOB))).values() for p in paths]
     measured = perf.run(results_dir, case_files, os.path.join(results_dir, HOST_OPS_JSON))
     print(f"report: performance -> {results_dir}/performance.md ({len(measured)} headline figures)")
-    quoted = page_figures(results_dir) + two_gpu_figures(results_dir)
+    quoted = page_figures(results_dir) + two_gpu_figures(results_dir) + multi_gpu_figures(results_dir)
     print(f"report: {len(quoted)} figures of the runs the results pages quote")
-    entries += measured + quoted
+    entries += newest_by_name(measured + quoted)
     with open(os.path.join(results_dir, "summary.json"), "w") as f:
         json.dump({"generated_by": "scripts/report.sh (python3 -m cushreport report)", "figures": entries},
                   f, indent=2, ensure_ascii=False)
