@@ -119,9 +119,10 @@ void resident(benchmark::State& state, Dims d, int gpus) {
       [&] { v.download(buf.c.data()); });
 }
 
+template <class T>
 void xt(benchmark::State& state, Dims d, int gpus, int block) {
-  Buffers<float>& buf = buffers_for<float>(d);
-  cases::matmul::Xt<float> lib(cases::Devices::first(gpus), block);
+  Buffers<T>& buf = buffers_for<T>(d);
+  cases::matmul::Xt<T> lib(cases::Devices::first(gpus), block);
   timed(state, d, gpus, buf, [&] { lib.multiply(buf.a.data(), buf.b.data(), buf.c.data(), d); }, [] {});
 }
 
@@ -146,7 +147,7 @@ void register_matmul() {
   const std::vector<std::size_t> ks = {1, 2, 4, 8, 12, 16, 20, 32, 40};
   for (std::size_t k : ks)
     if (k <= max_k()) add_variants<float>("matmul", available, cases::matmul::seed_dims(k), std::to_string(k));
-  for (std::size_t k : {4, 12, 20})
+  for (std::size_t k : {4, 12, 20, 40})
     if (k <= max_k()) add_variants<double>("matmul_f64", available, cases::matmul::seed_dims(k), std::to_string(k));
   for (std::size_t r : {2, 4, 8, 16})
     if (r <= max_k()) add_variants<float>("matmul_weak", available, Dims{1000 * r, 8000, 8000}, std::to_string(r));
@@ -168,10 +169,16 @@ void register_matmul() {
     for (int block : {1024, 2048, 4096, 8192})
       if (20 <= max_k())
         cush_bench::add_timed("xt/matmul/" + std::to_string(block) + gpu_part(g) + "20",
-            [g, block](benchmark::State& s) { xt(s, cases::matmul::seed_dims(20), g, block); });
+            [g, block](benchmark::State& s) { xt<float>(s, cases::matmul::seed_dims(20), g, block); });
     for (std::size_t k : ks)
       if (k <= max_k() && k != 20)
         cush_bench::add_timed("xt/matmul/4096" + gpu_part(g) + std::to_string(k),
-            [g, k](benchmark::State& s) { xt(s, cases::matmul::seed_dims(k), g, 4096); });
+            [g, k](benchmark::State& s) { xt<float>(s, cases::matmul::seed_dims(k), g, 4096); });
+    // FP64 at the goal's k (the matmul_f64 rows above), tiles 2048 and 4096.
+    for (std::size_t k : {20, 40})
+      for (int block : {2048, 4096})
+        if (k <= max_k())
+          cush_bench::add_timed("xt/matmul_f64/" + std::to_string(block) + gpu_part(g) + std::to_string(k),
+              [g, k, block](benchmark::State& s) { xt<double>(s, cases::matmul::seed_dims(k), g, block); });
   }
 }

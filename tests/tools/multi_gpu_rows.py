@@ -77,9 +77,10 @@ def karst_rows():
 
 def matmul_rows():
     """4 GPUs, FP32: k = 20 cuBLASXt 1.3 x cush's time (met), k = 40 1.1 x (not met); FP64 at k = 20
-    only, and no cuBLASXt in FP64."""
+    only, cuBLASXt in FP64 1.25 x cush's time (met), and an FP64 row at k = 40 with no cush row."""
     out = both("matmul", 4, 20, 100.0) + both("matmul", 4, 40, 200.0) + both("matmul_f64", 4, 20, 300.0)
     out += rows("xt/matmul/4096/4gpu/20", 130.0) + rows("xt/matmul/2048/4gpu/20", 140.0) + rows("xt/matmul/4096/4gpu/40", 220.0)
+    out += rows("xt/matmul_f64/2048/4gpu/20", 375.0) + rows("xt/matmul_f64/4096/4gpu/40", 900.0)
     return out
 
 

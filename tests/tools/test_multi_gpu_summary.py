@@ -77,8 +77,10 @@ class Goals(unittest.TestCase):
         self.assertIn("best tile measured (4096)", k20["reference_is"])
         self.assertTrue(k20["goal"].endswith(": met"))
         self.assertTrue(self.goal("matmul.4gpu.multi_cush.k40.vs_cublasxt").endswith(": not met"))
-        self.assertNotIn("matmul.4gpu.f64.multi_cush.k20.vs_cublasxt", self.figures)
-        self.assertIn("matmul_f64, 4 GPUs, k = 20: no cuBLASXt row", self.text)
+        f64 = self.figures["matmul.4gpu.f64.multi_cush.k20.vs_cublasxt"]
+        self.assertEqual((f64["reference"], f64["ratio"]), (375.0, 1.25))
+        self.assertIn("best tile measured (2048), FP64", f64["reference_is"])  # not the FP32 tiles
+        self.assertTrue(f64["goal"].endswith(": met"))
         self.assertIn("matmul_f64, 4 GPUs, k = 40: no cush row", self.text)
 
     def test_fft_floor_on_four_gpus_and_cufftxt(self):

@@ -18,12 +18,13 @@ from ..gbench import error_lines
 from ..perf import f_test, verdict
 
 NAME = re.compile(r"^(?P<fam>case/matmul(?:_f64|_weak)?|resident/matmul)/(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<k>\d+)")
-XT = re.compile(r"^xt/matmul/(?P<block>\d+)/(?P<g>\d+)gpu/(?P<k>\d+)")
+XT = re.compile(r"^xt/(?P<fam>matmul(?:_f64)?)/(?P<block>\d+)/(?P<g>\d+)gpu/(?P<k>\d+)")
 TFLOPS_FIGURES = [("resident/matmul", "resident", (20, 32, 40)), ("case/matmul_f64", "f64", (20,))]  # matmul.md's k
 
 
-def samples(run):
-    """(family, variant, gpus, k) -> [ms] and -> [GFLOP/s]; (tile, gpus, k) -> [ms] of cuBLASXt."""
+def samples(run, xt_family="matmul"):
+    """(family, variant, gpus, k) -> [ms] and -> [GFLOP/s]; (tile, gpus, k) -> [ms] of cuBLASXt in
+    the precision of `xt_family` (matmul: FP32, matmul_f64: FP64)."""
     times, rates, xt = defaultdict(list), defaultdict(list), defaultdict(list)
     for row in run.rows:
         m = NAME.match(row.name)
@@ -33,7 +34,7 @@ def samples(run):
             rates[key].append(row.fields.get("GFLOP/s", float("nan")))
             continue
         m = XT.match(row.name)
-        if m:
+        if m and m["fam"] == xt_family:
             xt[(int(m["block"]), int(m["g"]), int(m["k"]))].append(row.ms)
     return times, rates, xt
 

@@ -2,7 +2,7 @@
 same GPUs in the same call, on every GPU count >= 2:
 
 - matmul, FP32 (case/matmul) and FP64 (case/matmul_f64) end to end at k = 20 and 40: cush's time
-  against cuBLASXt's best tile measured (xt/matmul/<tile>/<g>gpu/<k>, FP32 only); goal: cush at
+  against cuBLASXt's best tile measured in the same precision (xt/matmul[_f64]/<tile>/<g>gpu/<k>); goal: cush at
   least 1.2 x cuBLASXt's speed.
 - FFT, every mode and the strong and weak series: cush against cufftXt (natural order, the only
   order cufftXt gives), no threshold; printed as one table per series.
@@ -34,24 +34,24 @@ def count(label):
 
 
 def matmul_goals(run):
-    times, _, xt = matmul.samples(run)
+    times, _, _ = matmul.samples(run)
+    xts = {series: matmul.samples(run, fam[5:])[2] for fam, series in MATMUL_FAMILIES}  # per precision
     found = Found()
     for g in sorted({k[2] for k in times if k[0] in dict(MATMUL_FAMILIES) and k[2] >= 2}):
         for fam, series in MATMUL_FAMILIES:
             for k in MATMUL_KS:
                 label = f"{fam[5:]}, {gpus(g)}, k = {k}"
                 cush = times.get((fam, "multi_cush", g, k))
-                best = matmul.best_xt(xt, g, k) if not series else None  # cuBLASXt is timed in FP32 only
+                best = matmul.best_xt(xts[series], g, k)
                 if not cush:
                     found.miss(f"{label}: no cush row ({fam}/multi_cush/{g}gpu/{k})")
                 elif not best:
-                    found.miss(f"{label}: no cuBLASXt row of this precision and k (xt/matmul/<tile>/{g}gpu/{k}; "
-                               "bench_matmul.cpp times cuBLASXt in FP32)")
+                    found.miss(f"{label}: no cuBLASXt row of this precision and k ({'xt/' + fam[5:]}/<tile>/{g}gpu/{k})")
                 else:
                     c = stats.median(cush)
                     found.add(figure(name("matmul", g, series, "multi_cush", f"k{k}", "vs_cublasxt"), round(c, 3), "ms",
                                      reference=round(best[0], 3),
-                                     reference_is=f"cuBLASXt on the same {g} GPUs, best tile measured ({best[1]}), FP32, same run",
+                                     reference_is=f"cuBLASXt on the same {g} GPUs, best tile measured ({best[1]}), {'FP64' if series else 'FP32'}, same run",
                                      ratio=round(best[0] / c, 3), **measured_in(run),
                                      goal=f"cush >= {MATMUL_GOAL} x cuBLASXt's speed: {met(best[0] / c >= MATMUL_GOAL)}"))
     return found
