@@ -4,7 +4,7 @@
 # summary is printed last.
 #
 #   CUSH_STEPS   comma list of build,test,demo,sanitize,report,probe,bench,devbench,halobench,
-#                casebench
+#                casebench,multi
 #                (default: build,test,demo,sanitize,probe,bench; report runs scripts/report.sh and
 #                packs docs/results into $OUT/results.tgz)
 #   CUSH_SUITE_GPUS  the GPU lists the test step runs the whole suite with, in turn (default: every
@@ -17,6 +17,14 @@
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
 #   CUSH_CASE_FILTER, CUSH_CASE_REPETITIONS  filter and repetitions (default 3) for bench_cases
 #                (casebench; the matmul and advection tables go to $OUT/matmul.md, advection.md)
+#   multi (step): the multi-GPU goals' benchmarks (docs/results/multi_gpu.md), one JSON file per
+#                part named multi_gpu_<date>_<part>.json in $OUT, each part under its own time
+#                limit, then `summarize multi_gpu` of them in $OUT/multi_gpu.md:
+#     CUSH_MULTI_PARTS  (default "device_ops halo lbm advection matmul karst fft") any of
+#                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
+#                "2 <all>", on the first GPUs), halo (bench_halo), and bench_cases' rows of lbm,
+#                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
+#     CUSH_MULTI_TIMEOUT  seconds per part (default 120, the fft 240); CUSH_MULTI_REPETITIONS (default 3)
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
@@ -158,6 +166,47 @@ echo
 [ -f "$OUT/matmul.md" ] && cat "$OUT/matmul.md"
 [ -f "$OUT/advection.md" ] && cat "$OUT/advection.md"
 [ -f "$OUT/halo.md" ] && cat "$OUT/halo.md"
+if has multi; then
+  total=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  counts=""; for ((g = 1; g <= total; g *= 2)); do counts+="$g"; done  # e.g. 124: the rows' GPU counts
+  call=$(date -u +%Y-%m-%d); reps=${CUSH_MULTI_REPETITIONS:-3}
+  # bench_cases' rows of each part (Google Benchmark filters; the names end in /min_time... or /manual_time).
+  declare -A rows=(
+    [lbm]="^case/lbm(_weak)?_esoteric_(fp32|fp16s)/[a-z_]+/[$counts]gpu/(128|256|512|1024)/"
+    [advection]="^(case/advection(_overlap)?/[a-z_]+/[$counts]gpu/(256|512|1024)|exchange/advection/[$counts]gpu/1024)/"
+    [matmul]="^(case/matmul(_f64)?/[a-z_]+/[$counts]gpu/(4|12|20|40)|xt/matmul(_f64)?/[0-9]+/[$counts]gpu/(20|40))/"
+    [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
+    [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/")
+  for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft}; do
+    limit=${CUSH_MULTI_TIMEOUT:-120}; [ "$part" = fft ] && limit=${CUSH_MULTI_TIMEOUT:-240}
+    case $part in
+      device_ops)
+        for g in ${CUSH_MULTI_OP_GPUS:-2 $total}; do
+          visible=$(seq -s, 0 $((g - 1)))
+          CUDA_VISIBLE_DEVICES=$visible CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.05} timeout "$limit" \
+            "$build/bench/bench_device_ops" --benchmark_filter='^dev/[a-z_]+/(raw_peer|raw_nccl|cush)/' \
+            --benchmark_repetitions="$reps" --benchmark_out="$OUT/multi_gpu_${call}_device_ops_${g}gpu.json" \
+            --benchmark_out_format=json >"$OUT/multi_device_ops_${g}gpu.log" 2>&1
+          note "multi device_ops, GPUs $visible: rc $? ($(elapsed))"
+        done ;;
+      halo)
+        timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" \
+          --benchmark_out="$OUT/multi_gpu_${call}_halo.json" --benchmark_out_format=json >"$OUT/multi_halo.log" 2>&1
+        note "multi halo: rc $? ($(elapsed))" ;;
+      *)
+        [ -n "${rows[$part]:-}" ] || { note "multi: no part '$part'"; continue; }
+        CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.1} timeout "$limit" "$build/bench/bench_cases" \
+          --benchmark_filter="${rows[$part]}" --benchmark_repetitions="$reps" \
+          --benchmark_out="$OUT/multi_gpu_${call}_$part.json" --benchmark_out_format=json >"$OUT/multi_$part.log" 2>&1
+        note "multi $part: rc $? ($(elapsed))" ;;
+    esac
+  done
+  # A part stopped by its limit leaves an empty or unfinished file: left out of the summary.
+  done_files=$(for f in "$OUT"/multi_gpu_"$call"_*.json; do python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>/dev/null && echo "$f"; done)
+  [ -n "$done_files" ] && summarize multi_gpu $done_files >"$OUT/multi_gpu.md" 2>&1
+  note "multi: $(wc -w <<<"$done_files") finished files; goals in $OUT/multi_gpu.md"
+fi
+
 [ -f "$OUT/device_ops.md" ] && cat "$OUT/device_ops.md"
 [ -f "$OUT/host_ops.md" ] && tail -40 "$OUT/host_ops.md"
 [ -f "$OUT/probe.md" ] && tail -45 "$OUT/probe.md"
