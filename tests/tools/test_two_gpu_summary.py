@@ -1,6 +1,6 @@
 """cushreport.summaries.two_gpu: the two-GPU goals on synthetic runs shaped like bench_cases' and
 bench_device_ops' rows (the FFT's all-to-all floor met and missed, a size without a floor, the
-scaling ratios), and on the committed two-GPU call, whose goal table two_gpu.md prints."""
+scaling ratios), and on the committed two-GPU call, whose goal table multi_gpu.md prints (its 2026-11-24 section)."""
 import json
 import os
 import tempfile
@@ -130,7 +130,7 @@ class Synthetic(unittest.TestCase):
 
 @unittest.skipIf(REPORT, REPORT)
 class Committed(unittest.TestCase):
-    """The call on 2 x H200 of 2026-11-24: the goal table two_gpu.md prints, and figures that its
+    """The call on 2 x H200 of 2026-11-24: the goal table that multi_gpu.md's 2026-11-24 section prints, and figures that its
     other tables print."""
 
     @classmethod
@@ -138,7 +138,7 @@ class Committed(unittest.TestCase):
         names = ("lbm", "fft", "karst", "all_to_all")
         cls.runs = [gbench.load(os.path.join(RESULTS, f"two_gpu_2026-11-24_{n}.json")) for n in names]
         cls.figures = {e["name"]: e for e in two_gpu.figures(cls.runs)}
-        with open(os.path.join(RESULTS, "two_gpu.md")) as f:
+        with open(os.path.join(RESULTS, "multi_gpu.md")) as f:  # its 2026-11-24 section
             cls.page = f.read()
 
     def test_the_page_prints_this_goal_table(self):

@@ -16,7 +16,7 @@ from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, mul
 
 CASES_JSON = "perf_cases.json"
 HOST_OPS_JSON = "perf_host_ops.json"
-# The files of one call on two real GPUs (two_gpu.md, issue 24): bench_cases rows of the cases,
+# The files of one run on two real GPUs (multi_gpu.md, 2026-11-24 section; issue 24): bench_cases rows of the cases,
 # which performance.md shows beside the one-GPU runs, and bench_device_ops all-to-all rows, the
 # FFT's communication floor in the two-GPU goals (summaries/two_gpu.py).
 TWO_GPU_GLOB = "two_gpu_*.json"

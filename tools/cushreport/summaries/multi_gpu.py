@@ -130,20 +130,20 @@ def render(runs):
     operation, a goal line per operation and GPU count), the halo exchange, and what the files do
     not hold."""
     found, got = sections(runs)
-    lines = ["## Multi-GPU goals", "", files_line(got), ""]
+    lines = ["### Multi-GPU goals", "", files_line(got), ""]
     lines += [f"Left out: {text}." for text in got["left_out"]] + ([""] if got["left_out"] else [])
     if found["goals"].entries:
-        lines += ["### Scaling, FluidX3D, cuBLASXt and the FFT's all-to-all floor", ""] + goal_table(found["goals"].entries)
+        lines += ["#### Scaling, FluidX3D, cuBLASXt and the FFT's all-to-all floor", ""] + goal_table(found["goals"].entries)
     lines += libraries.cufftxt_tables(found["cufftxt"].entries)
     if found["f_tests"].entries:
-        lines += ["### cush against raw CUDA (F-test, seed 002 eq. 2.2)", ""] + f_test_table(found["f_tests"].entries)
+        lines += ["#### cush against raw CUDA (F-test, seed 002 eq. 2.2)", ""] + f_test_table(found["f_tests"].entries)
     if got["ops"]:
-        lines += ["### GPU<->GPU operations (reference time / cush time; > 1: cush faster)", ""]
+        lines += ["#### GPU<->GPU operations (reference time / cush time; > 1: cush faster)", ""]
         lines += ops.device_op_tables(got["ops"])
     for run in got["halo"]:
         mine = [e for e in found["halo"].entries if e["source"] == run.source]
-        lines += ["### Halo exchange", ""] + ops.halo_lines(run, mine) + [""]
+        lines += ["#### Halo exchange", ""] + ops.halo_lines(run, mine) + [""]
     missing = [text for f in found.values() for text in f.missing]
     if missing:
-        lines += ["### Not stated (rows the files do not hold)", ""] + [f"- {text}" for text in missing] + [""]
+        lines += ["#### Not stated (rows the files do not hold)", ""] + [f"- {text}" for text in missing] + [""]
     return "\n".join(lines)

@@ -142,7 +142,7 @@ def fft_goals(fft_run, a2a_run):
             entries.append(figure(f"fft.2gpu.{mode}.cush_vs_a2a_floor.2e{e}", round(cush, 3), "ms",
                                   reference=round(floor, 3),
                                   reference_is=f"{k} x NCCL's all-to-all of N/2 complex floats per GPU "
-                                               f"({a2a:.3f} ms, {a2a_run.source}, same machine call)",
+                                               f"({a2a:.3f} ms, {a2a_run.source}, same run)",
                                   ratio=round(floor / cush, 3), **measured_in(fft_run),
                                   goal=f"cush time <= {goal} x the floor: {met(cush <= goal * floor)}"))
     for mode in A2AS:
@@ -195,9 +195,9 @@ def figures(runs):
 
 
 def render(runs):
-    """The goal table of docs/results/two_gpu.md, one line per entry of figures(runs)."""
+    """The goal table of docs/results/multi_gpu.md's 2026-11-24 section, one line per entry of figures(runs)."""
     got = by_kind(runs)
-    lines = ["## Two-GPU goals", "", "| figure | value | against | ratio | goal |", "|---|---:|---|---:|---|"]
+    lines = ["### Two-GPU goals", "", "| figure | value | against | ratio | goal |", "|---|---:|---|---:|---|"]
     for e in figures(runs):
         against = f"{e['reference']:,} ({e['reference_is']})" if "reference" in e else (e.get("f_test") or "")
         ratio = f"{e['ratio']:.3f}" if "ratio" in e else "-"

@@ -95,7 +95,7 @@ def cufftxt_tables(entries):
     lines = []
     for series in sorted({k[0] for k in cells}, key=list(SERIES_PREFIX).index):
         columns = sorted({k[1:3] for k in cells if k[0] == series}, key=lambda c: (c[0], list(fft.MODES).index(c[1])))
-        lines += [f"### FFT {series} against cufftXt (cufftXt time / cush time; > 1: cush faster)", "",
+        lines += [f"#### FFT {series} against cufftXt (cufftXt time / cush time; > 1: cush faster)", "",
                   "| N | " + " | ".join(f"{mode}, {gpus(g)}" for g, mode in columns) + " |", "|---:|" + "---:|" * len(columns)]
         for e in sorted({k[3] for k in cells if k[0] == series}):
             got = [cells.get((series, g, mode, e)) for g, mode in columns]
@@ -125,7 +125,7 @@ def floor_goals(run, ops_tables, ops_sources):
         k, cush, goal = A2AS[mode], stats.median(got["multi_cush"]), GOAL_VS_FLOOR[mode]
         found.add(figure(name("fft", g, mode, "cush_vs_a2a_floor", f"2e{e}"), round(cush, 3), "ms", reference=round(k * a2a, 3),
                          reference_is=f"{k} x NCCL's all-to-all of N/{g} complex floats per GPU "
-                                      f"({a2a:.3f} ms, {ops_sources[g]}, same machine call)",
+                                      f"({a2a:.3f} ms, {ops_sources[g]}, same run)",
                          ratio=round(k * a2a / cush, 3), **measured_in(run),
                          goal=f"cush time <= {goal} x the floor: {met(cush <= goal * k * a2a)}"))
     for g, es in sorted(absent.items()):

@@ -82,7 +82,7 @@ def device_op_tables(ops_runs):
     lines = []
     for op in ops_in(tables):
         head = ["size"] + [c for g in counts for c in (f"cush µs, {gpus(g)}",) + tuple(f"vs {SHORT[r]}" for r in REFERENCES)]
-        lines += [f"#### {op}", "", "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+        lines += [f"##### {op}", "", "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
         for size in sorted({s for t in tables.values() for s in sizes_of(t, op)}, key=device_ops.size_bytes):
             cells = [size]
             for g in counts:
