@@ -52,6 +52,28 @@ void pull(const Layout& src, std::span<const int> src_ids, int forced_source, st
   }
 }
 
+// Orders `list` (copies with no `after`) so that every device's copies go to the other devices
+// in turn: with the devices in ascending id order, the copy from the a-th to the b-th comes at
+// step (b - a) mod (devices), copies within one device first, the list's order kept within a
+// step. Each device issues its copies one after the other, so at each step every device then
+// receives from one other, as in the all-to-all; listed destination by destination, all would
+// first write into the same device and share its incoming links.
+void rotate_by_step(TransferList& list, std::span<const int> src_ids, std::span<const int> dst_ids) {
+  // `after` names a position in the list: a list that uses it keeps its order.
+  if (std::any_of(list.begin(), list.end(), [](const Transfer& t) { return t.after >= 0; })) return;
+  std::vector<int> ids(src_ids.begin(), src_ids.end());
+  ids.insert(ids.end(), dst_ids.begin(), dst_ids.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const auto rank = [&](int id) { return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin()); };
+  const auto step = [&](const Transfer& t) {
+    const std::size_t a = rank(src_ids[static_cast<std::size_t>(t.src.pos)]);
+    const std::size_t b = rank(dst_ids[static_cast<std::size_t>(t.dst.pos)]);
+    return (b + ids.size() - a) % ids.size();
+  };
+  std::stable_sort(list.begin(), list.end(), [&](const Transfer& x, const Transfer& y) { return step(x) < step(y); });
+}
+
 }  // namespace
 
 TransferList copy_transfers(const Layout& src, std::span<const int> src_ids, const Layout& dst,
@@ -77,6 +99,7 @@ TransferList copy_transfers(const Layout& src, std::span<const int> src_ids, con
     const Range& seg = dst.segment(j);
     pull(src, src_ids, roots.source, j, dst_ids[j], seg.offset, intersect(seg, part), list);
   }
+  rotate_by_step(list, src_ids, dst_ids);
   return list;
 }
 

@@ -29,6 +29,8 @@ struct CopyRoots {
 /// redistribution between any two partitioned layouts, all-gather (partitioned -> replicated),
 /// device scatter (replica -> partitioned) and device gather (partitioned -> one replica).
 /// From a replicated source each piece is read from a replica on the same GPU if there is one.
+/// Copies are listed by step: each device's k-th copy goes to the device k places after it (in
+/// ascending id order), so no device receives from all the others at once.
 [[nodiscard]] TransferList copy_transfers(const Layout& src, std::span<const int> src_ids, const Layout& dst,
                                           std::span<const int> dst_ids, Range part, CopyRoots roots = {});
 

@@ -169,9 +169,34 @@ TEST(DeviceCopy, AllGatherOfEqualSegmentsOnTheSameGpusHasOneLocalCopyPerDevice) 
   const std::vector<int> ids{2, 0, 1};
   const TransferList list = cush::copy_transfers(src, ids, dst, ids, Range{0, 12});
   ASSERT_EQ(list.size(), 9U);
-  // Replica 1 (device 0) receives segment 0 from position 0 at its offset 0, etc.
-  EXPECT_EQ(list[3], (cush::Transfer{{0, 0}, {1, 0}, 4, -1, false}));
-  EXPECT_EQ(list[4], (cush::Transfer{{1, 0}, {1, 4}, 4, -1, false}));
+  // The local copies first (step 0), in replica order: replica 1 (device 0) takes segment 1 from
+  // position 1 at its offset 4.
+  EXPECT_EQ(list[1], (cush::Transfer{{1, 0}, {1, 4}, 4, -1, false}));
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(list[i].src.pos, list[i].dst.pos) << i;
+  // Step 1, each device to the next id (0 -> 1 -> 2 -> 0), in replica order: replica 0 (device 2)
+  // takes segment 2 from position 2 (device 1), replica 2 (device 1) segment 1 from device 0.
+  EXPECT_EQ(list[3], (cush::Transfer{{2, 0}, {0, 8}, 4, -1, false}));
+  EXPECT_EQ(list[5], (cush::Transfer{{1, 0}, {2, 4}, 4, -1, false}));
+}
+
+// At every step of an all-gather each device receives from one other: the k-th copy that each
+// source issues goes to a different destination, for any device order.
+TEST(DeviceCopy, AllGatherStepsSpreadOverTheDestinations) {
+  for (const std::vector<int>& ids : {std::vector<int>{3, 1, 0, 2}, std::vector<int>{0, 1, 2, 3, 4}, std::vector<int>{5, 2}}) {
+    const std::size_t p = ids.size();
+    const Layout src = Layout::partitioned(std::vector<std::size_t>(p, 7));
+    const Layout dst = Layout::replicated(7 * p, p);
+    const TransferList list = cush::copy_transfers(src, ids, dst, ids, Range{0, 7 * p});
+    ASSERT_EQ(list.size(), p * p);
+    std::vector<std::vector<int>> queue(p);  // destinations by source, in issue order
+    for (const auto& t : list) queue[static_cast<std::size_t>(t.src.pos)].push_back(t.dst.pos);
+    for (std::size_t k = 0; k < p; ++k) {
+      std::vector<int> at_k;
+      for (const auto& q : queue) at_k.push_back(q.at(k));
+      std::sort(at_k.begin(), at_k.end());
+      EXPECT_EQ(std::adjacent_find(at_k.begin(), at_k.end()), at_k.end()) << "step " << k << ", " << p << " devices";
+    }
+  }
 }
 
 TEST(DeviceCopy, RejectsMismatchedPlansAndRoots) {
