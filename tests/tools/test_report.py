@@ -95,9 +95,9 @@ class Performance(TempDir):
         self.assertEqual(case["device"], "2 x GPU A")
         self.assertEqual(case["date"], CONTEXT["date"])
         self.assertEqual(case["source"], "cases.json")
-        self.assertAlmostEqual(names["host_ops.scatter_gather.pinned.4096MiB"]["ratio"], 1.0, delta=0.02)
+        self.assertAlmostEqual(names["host_ops.2gpu.scatter_gather.pinned.4096MiB"]["ratio"], 1.0, delta=0.02)
         # pageable: raw 10 t + 5 t against cush 2 t + 2 t
-        self.assertAlmostEqual(names["host_ops.scatter_gather.pageable_first_use.4096MiB"]["ratio"], 15 / 4, delta=0.1)
+        self.assertAlmostEqual(names["host_ops.2gpu.scatter_gather.pageable_first_use.4096MiB"]["ratio"], 15 / 4, delta=0.1)
         for e in entries:
             self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date", "source"} <= set(e), e)
 
@@ -138,15 +138,15 @@ class WholeReport(TempDir):
         report.run(self.dir, ROOT)
         with open(os.path.join(self.dir, "summary.json")) as f:
             figures = {e["name"]: e for e in json.load(f)["figures"]}
-        for name in ("scale.complexity.ncss", "scale.2gpu.time_n268435456", "host_ops.broadcast.pinned.4096MiB",
+        for name in ("scale.complexity.ncss", "scale.2gpu.time_n268435456", "host_ops.2gpu.broadcast.pinned.4096MiB",
                      "advection.1gpu.time_n1024", "matmul.1gpu.time_n40"):
             self.assertIn(name, figures)
         # the device operations' and the halo exchange's 2-GPU figures, from their committed runs
-        copy = figures["device_ops.run_a.copy.1GiB.cush_vs_raw_peer"]
+        copy = figures["device_ops.2gpu.run_a.copy.1GiB.cush_vs_raw_peer"]
         self.assertEqual((copy["ratio"], copy["device"], copy["source"]), (0.997, "2 x NVIDIA H200", "device_ops_2026-11-23_large.json"))
-        self.assertEqual(figures["device_ops.run_b.all_reduce.64KiB.cush_vs_raw_nccl"]["ratio"], 0.650)
-        self.assertEqual(figures["halo.x.420.d1.time"]["value"], 21.4)
-        self.assertEqual(figures["halo.x.4096.d4.bandwidth"]["ratio"], 0.742)
+        self.assertEqual(figures["device_ops.2gpu.run_b.all_reduce.64KiB.cush_vs_raw_nccl"]["ratio"], 0.650)
+        self.assertEqual(figures["halo.2gpu.x.420.d1.time"]["value"], 21.4)
+        self.assertEqual(figures["halo.2gpu.x.4096.d4.bandwidth"]["ratio"], 0.742)
         # the FFT's goals: one GPU, and two virtual GPUs (a run on virtual GPUs quoted for its goal)
         self.assertEqual(figures["fft.1gpu.natural.cush_vs_single.2e28"]["ratio"], 0.643)
         self.assertEqual(figures["fft.2vgpu.natural.cush_vs_cufftxt.2e28"]["ratio"], 1.628)

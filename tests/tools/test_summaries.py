@@ -61,30 +61,30 @@ class PageFigures(unittest.TestCase):
 
     def test_device_ops_goals(self):
         a = self.by_name(device_ops.figures("A", load("device_ops_2026-11-23_large.json")[0]))
-        copy = a["device_ops.run_a.copy.1GiB.cush_vs_raw_peer"]
+        copy = a["device_ops.2gpu.run_a.copy.1GiB.cush_vs_raw_peer"]
         self.assertEqual((copy["value"], copy["reference"], copy["ratio"]), (2721.4, 2712.3, 0.997))
-        self.assertEqual(a["device_ops.run_a.copy.1GiB.cush_busbw"]["value"], 394.6)
-        self.assertEqual(a["device_ops.run_a.exchange.1GiB.cush_busbw"]["value"], 384.8)
-        self.assertEqual(a["device_ops.run_a.all_to_all.1GiB.cush_vs_raw_nccl"]["ratio"], 1.145)
-        self.assertEqual([a[f"device_ops.run_a.{op}.1GiB.cush_vs_best_raw"]["ratio"]
+        self.assertEqual(a["device_ops.2gpu.run_a.copy.1GiB.cush_busbw"]["value"], 394.6)
+        self.assertEqual(a["device_ops.2gpu.run_a.exchange.1GiB.cush_busbw"]["value"], 384.8)
+        self.assertEqual(a["device_ops.2gpu.run_a.all_to_all.1GiB.cush_vs_raw_nccl"]["ratio"], 1.145)
+        self.assertEqual([a[f"device_ops.2gpu.run_a.{op}.1GiB.cush_vs_best_raw"]["ratio"]
                           for op in ("broadcast", "scatter", "gather", "all_gather")], [0.995, 1.149, 0.993, 1.161])
         self.assertEqual(copy["source"], "device_ops_2026-11-23_large.json")
         self.assertEqual(copy["device"], "2 x NVIDIA H200")
         c = self.by_name(device_ops.figures("C", load("device_ops_2026-11-23_final_small.json")[0]))
-        self.assertEqual([c[f"device_ops.run_c.all_reduce.{s}.cush_vs_raw_nccl"]["ratio"] for s in device_ops.SMALL],
+        self.assertEqual([c[f"device_ops.2gpu.run_c.all_reduce.{s}.cush_vs_raw_nccl"]["ratio"] for s in device_ops.SMALL],
                          [0.796, 0.874, 0.925])
-        self.assertNotIn("device_ops.run_c.all_to_all.4KiB.cush_vs_raw_nccl", c)  # run C measured reductions only
+        self.assertNotIn("device_ops.2gpu.run_c.all_to_all.4KiB.cush_vs_raw_nccl", c)  # run C measured reductions only
 
     def test_halo_goals(self):
         h = self.by_name(halo.figures(load("halo_2026-11-23.json")[0]))
-        x = h["halo.x.420.d1.time"]
+        x = h["halo.2gpu.x.420.d1.time"]
         self.assertEqual((x["value"], x["reference"]), (21.4, 30.3))
-        self.assertEqual(h["halo.z.420.d1.time"]["value"], 14.3)
+        self.assertEqual(h["halo.2gpu.z.420.d1.time"]["value"], 14.3)
         bandwidth = [e for e in h.values() if e["name"].endswith(".bandwidth")]
         self.assertEqual(len(bandwidth), 16)  # per axis: 2048² d2, d4 and every 2896² and 4096² face
-        z = [e["ratio"] for e in bandwidth if e["name"].startswith("halo.z.")]
+        z = [e["ratio"] for e in bandwidth if e["name"].startswith("halo.2gpu.z.")]
         self.assertEqual((min(z), max(z)), (0.951, 0.993))
-        self.assertEqual(h["halo.z.420.d2.time"]["ratio"], 0.946)
+        self.assertEqual(h["halo.2gpu.z.420.d2.time"]["ratio"], 0.946)
 
     def test_fft_goals(self):
         one = self.by_name(fft.figures(load("perf_cases_fft_1gpu.json")[0]))
@@ -101,7 +101,7 @@ class PageFigures(unittest.TestCase):
         h = self.by_name(halo.figures(load("halo_2026-11-23.json")[0]))
         for row in table_rows(section(committed("halo.md"), "## All rows"))[2:]:
             axis, face, depth, *_, raw_over_cush, _, _, _ = [c.strip() for c in row.strip("|").split("|")]
-            self.assertEqual(h[f"halo.{axis}.{face}.{depth}.time"]["ratio"], float(raw_over_cush), row)
+            self.assertEqual(h[f"halo.2gpu.{axis}.{face}.{depth}.time"]["ratio"], float(raw_over_cush), row)
 
 
 if __name__ == "__main__":

@@ -223,14 +223,14 @@ def host_figures(run, samples):
         r = [med(op, reference_memory(memory), "raw") for op in ("scatter", "gather")]
         if None not in t and None not in r:
             entries.append(figure(
-                f"host_ops.scatter_gather.{label}.{big}MiB", gbps(2, sum(t)), "GB/s", reference=gbps(2, sum(r)),
+                f"host_ops.{gpus}gpu.scatter_gather.{label}.{big}MiB", gbps(2, sum(t)), "GB/s", reference=gbps(2, sum(r)),
                 reference_is=f"hand-written cudaMemcpyAsync loop, {reference_memory(memory)} memory, same run",
                 ratio=round(sum(r) / sum(t), 3), **measured_in(run)))
     for memory in ("pinned", "pageable"):
         t, r = med("broadcast", memory, "cush"), med("broadcast", memory, "raw")
         if t is not None and r is not None:
             entries.append(figure(
-                f"host_ops.broadcast.{memory}.{big}MiB", gbps(gpus, t), "GB/s delivered", reference=gbps(gpus, r),
+                f"host_ops.{gpus}gpu.broadcast.{memory}.{big}MiB", gbps(gpus, t), "GB/s delivered", reference=gbps(gpus, r),
                 reference_is=f"hand-written cudaMemcpyAsync loop, {memory} memory, same run",
                 ratio=round(r / t, 3), **measured_in(run)))
     return entries

@@ -36,6 +36,12 @@ GOALS = [
 BANDWIDTH_GOALS = [("A", ("copy", "exchange"), ("1GiB",), "cush", "raw_peer", "peer copy >= 0.95 of raw")]
 
 
+def gpu_count(run):
+    """The GPUs a run used: its rows' `gpus` counter, else its context's count."""
+    counts = {int(row.fields["gpus"]) for row in run.rows if "gpus" in row.fields}
+    return max(counts) if counts else int(run.context.get("gpu_count", 0))
+
+
 def size_bytes(label):
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if label.endswith(unit):
@@ -123,7 +129,7 @@ def _time_figure(table, label, run, op, size, impl, ref, goal):
     t, t_ref = table[(op, impl, size)][0], table[(op, twin, size)][0]
     reference_is = ("best raw twin, " if ref == "best_raw" else "") + REFERENCE_IS[twin]
     extra = {"goal": goal} if goal else {}
-    return [figure(f"device_ops.run_{label.lower()}.{op}.{size}.{impl}_vs_{ref}", round(t * 1e6, 1),
+    return [figure(f"device_ops.{gpu_count(run)}gpu.run_{label.lower()}.{op}.{size}.{impl}_vs_{ref}", round(t * 1e6, 1),
                    "µs per operation", reference=round(t_ref * 1e6, 1), reference_is=reference_is,
                    ratio=round(t_ref / t, 3), **measured_in(run), **extra)]
 
@@ -132,6 +138,6 @@ def _bandwidth_figure(table, label, run, op, size, impl, ref, goal):
     if (op, impl, size) not in table or (op, ref, size) not in table:
         return []
     bw, bw_ref = table[(op, impl, size)][1], table[(op, ref, size)][1]
-    return [figure(f"device_ops.run_{label.lower()}.{op}.{size}.{impl}_busbw", round(bw, 1), "GB/s (busbw)",
+    return [figure(f"device_ops.{gpu_count(run)}gpu.run_{label.lower()}.{op}.{size}.{impl}_busbw", round(bw, 1), "GB/s (busbw)",
                    reference=round(bw_ref, 1), reference_is=REFERENCE_IS[ref], ratio=round(bw / bw_ref, 3),
                    **measured_in(run), goal=goal)]

@@ -70,7 +70,7 @@ def figures(run):
     entries = []
     for (axis, face, depth), row in sorted(table.items()):
         mib = round(message_mib[(axis, face, depth)], 2)
-        name = f"halo.{axis}.{face}.{depth}"
+        name = f"halo.2gpu.{axis}.{face}.{depth}"  # bench_halo exchanges between two GPUs
         if "raw" in row and "cush" in row:
             goal = "cush within 5% of the raw twin (ratio >= 0.95)"
             if face == 420 and depth == "d1":
