@@ -16,8 +16,12 @@ namespace {
 
 using Impl = PlanAccess::Impl;
 
-// Below this size a split broadcast's extra hop costs more than the root's links save.
-constexpr std::size_t device_split_broadcast_min_bytes = std::size_t{1} << 20;
+// A relayed broadcast (three or more devices) from this size, in rounds of the chunk's bytes per
+// device. On 4 x H200 the earlier split (the root sent 1.5 x the part, unpipelined) lost to the
+// root's plain copies at 1 MiB (87.5 against 28.8 µs) and won at 16 MiB (124 against 152 µs):
+// the relay starts at 16 MiB. The chunk is not yet tuned by a measurement (docs/device_ops.md).
+constexpr std::size_t device_split_broadcast_min_bytes = std::size_t{16} << 20;
+constexpr std::size_t device_relay_chunk_bytes = std::size_t{16} << 20;
 // All-reduce shares start on 256-byte boundaries, where the combine kernel runs vectorized.
 constexpr std::size_t all_reduce_alignment = 256;
 
@@ -177,7 +181,9 @@ void broadcast_plan(PlanBase& plan_base, std::size_t root, const CommOptions& op
   check_root(root, plan.devices.size(), where);
   const std::size_t n = plan.layout.size();
   const bool split = n * plan.element_size >= device_split_broadcast_min_bytes;
-  Operation op = operation(Collective::broadcast, plan, plan, device_broadcast_transfers(plan.layout, root, Range{0, n}, split));
+  const std::size_t chunk = std::max<std::size_t>(device_relay_chunk_bytes / plan.element_size, 1);
+  Operation op =
+      operation(Collective::broadcast, plan, plan, device_broadcast_transfers(plan.layout, root, Range{0, n}, split, chunk));
   op.root = root;
   run(op, n * plan.element_size, options, where);
 }

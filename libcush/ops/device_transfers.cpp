@@ -192,7 +192,8 @@ TransferList all_to_all_transfers(const Layout& src, const Layout& dst, std::spa
   return list;
 }
 
-TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, Range part, bool split) {
+TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, Range part, bool split,
+                                        std::size_t chunk) {
   constexpr const char* where = "cush::device_broadcast_transfers";
   if (!layout.is_replicated())
     throw InvalidArgument(where, "layout", "a broadcast needs a replicated plan (Distribution::replicated())");
@@ -208,20 +209,33 @@ TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, 
     }
     return list;
   }
-  const std::vector<Range> shares = detail::even_shares(part, p, 1);
-  std::vector<int> landed(p, -1);
-  for (std::size_t s = 1; s < p; ++s) {
-    const std::size_t k = (root + s) % p;
-    if (shares[k].empty()) continue;
-    landed[k] = static_cast<int>(list.size());
-    list.push_back(device_copy(root, shares[k].offset, k, shares[k].offset, shares[k].count));
-  }
-  for (std::size_t k = 0; k < p; ++k) {
-    if (shares[k].empty()) continue;
-    for (std::size_t s = 1; s < p; ++s) {
-      const std::size_t m = (k + s) % p;
-      if (m == root) continue;
-      list.push_back(device_copy(k, shares[k].offset, m, shares[k].offset, shares[k].count, landed[k]));
+  // Relay: one share per other device (the i-th after the root takes share i), each cut into
+  // rounds of at most `chunk` elements. Round r: the root sends every device round r of its
+  // share, then every device forwards its round r to the others once it has landed. The root
+  // sends the part once; each device's stream forwards round r while the root sends round r + 1.
+  const std::vector<Range> shares = detail::even_shares(part, p - 1, 1);
+  const std::size_t step = chunk == 0 ? part.count : chunk;
+  std::size_t rounds = 0;
+  for (const Range& share : shares) rounds = std::max(rounds, (share.count + step - 1) / step);
+  std::vector<int> landed(p - 1, -1);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    for (std::size_t i = 0; i + 1 < p; ++i) {
+      landed[i] = -1;
+      const Range& share = shares[i];
+      if (r * step >= share.count) continue;
+      const std::size_t offset = share.offset + r * step;
+      const std::size_t count = std::min(step, share.count - r * step);
+      landed[i] = static_cast<int>(list.size());
+      list.push_back(device_copy(root, offset, (root + 1 + i) % p, offset, count));
+    }
+    for (std::size_t i = 0; i + 1 < p; ++i) {
+      if (landed[i] < 0) continue;
+      const Transfer& in = list[static_cast<std::size_t>(landed[i])];
+      const std::size_t k = (root + 1 + i) % p;
+      for (std::size_t s = 1; s + 1 < p; ++s) {  // the other non-root devices, from the next one on
+        const std::size_t m = (root + 1 + (i + s) % (p - 1)) % p;
+        list.push_back(device_copy(k, in.dst.offset, m, in.dst.offset, in.count, landed[i]));
+      }
     }
   }
   return list;

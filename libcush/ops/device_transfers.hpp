@@ -46,11 +46,13 @@ struct CopyRoots {
 [[nodiscard]] TransferList all_to_all_transfers(const Layout& src, const Layout& dst,
                                                 std::span<const std::size_t> counts);
 
-/// Broadcast `part` of replica `root` to every other replica. With `split` (three or more
-/// devices), the root sends each device an even share and the devices then exchange shares, so
-/// that the root's links carry about twice the data instead of (p - 1) times.
+/// Broadcast `part` of replica `root` to every other replica. Without `split` (or on fewer than
+/// three devices) the root copies the part to each replica. With `split` it relays: each other
+/// device takes an even share, sent by the root in rounds of at most `chunk` elements (0: one
+/// round), and forwards each round to the others as soon as it has landed (`after`), so that the
+/// part leaves the root once instead of (p - 1) times and the forwarding overlaps the root's copies.
 [[nodiscard]] TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, Range part,
-                                                      bool split);
+                                                      bool split, std::size_t chunk = 0);
 
 /// Reduce every replica into replica `root` (combine transfers, one per other replica, in
 /// order); the other replicas are left unchanged.

@@ -268,6 +268,28 @@ TEST_P(DeviceOps, BroadcastFromEveryRoot) {
     }
 }
 
+// From 16 MiB on three or more devices the broadcast relays: each other device takes a share,
+// sent in rounds of 16 MiB and forwarded as each round lands. 100 MiB gives every share several
+// rounds; the devices in a shuffled order, the root first and last in it.
+TEST_P(DeviceOps, LargeBroadcastRelaysInRounds) {
+  std::vector<int> order(static_cast<std::size_t>(cush::DeviceSet::available()));
+  std::iota(order.begin(), order.end(), 0);
+  std::reverse(order.begin(), order.end());
+  if (order.size() >= 3) std::swap(order[1], order[order.size() - 1]);  // e.g. {3, 0, 1, 2}
+  const std::size_t n = (std::size_t{100} << 20) / sizeof(float) + 5;
+  Plan<float> plan(DeviceSet(order), n, Distribution::replicated());
+  for (std::size_t root : {std::size_t{0}, order.size() - 1}) {
+    SCOPED_TRACE(cush_test::to_string(order) + ", root " + std::to_string(root));
+    std::vector<std::vector<float>> data(order.size(), std::vector<float>(n));
+    for (std::size_t r = 0; r < order.size(); ++r) {
+      for (std::size_t i = 0; i < n; ++i) data[r][i] = static_cast<float>((i * 7 + r * 13 + root) % 1021);
+      put(plan, r, data[r]);
+    }
+    cush::broadcast(plan, root, options());
+    for (std::size_t r = 0; r < order.size(); ++r) ASSERT_EQ(get(plan, r), data[root]) << "replica " << r;
+  }
+}
+
 namespace {
 template <class T>
 void check_reduce(const std::vector<int>& order, std::size_t n, cush::ReduceOp op, const CommOptions& options) {

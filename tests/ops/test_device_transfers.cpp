@@ -286,16 +286,17 @@ TEST(AllToAll, RejectsCountsThatDoNotAddUp) {
 
 // --- broadcast, reduce, all-reduce -------------------------------------------------------------
 
-TEST(DeviceBroadcast, EveryReplicaGetsTheRootsPartDirectOrSplit) {
+TEST(DeviceBroadcast, EveryReplicaGetsTheRootsPartDirectOrRelayed) {
   std::mt19937_64 g(45);
   for (int c = 0; c < cases; ++c) {
     const std::size_t n = std::uniform_int_distribution<std::size_t>(1, 200)(g);
     const std::size_t p = random_devices(g);
     const std::size_t root = g() % p;
     const bool split = g() % 2 == 0;
+    const std::size_t chunk = g() % 3 == 0 ? 0 : std::uniform_int_distribution<std::size_t>(1, 40)(g);
     const Range part = random_part(g, n);
     const Layout l = Layout::replicated(n, p);
-    const TransferList list = cush::device_broadcast_transfers(l, root, part, split);
+    const TransferList list = cush::device_broadcast_transfers(l, root, part, split, chunk);
     Buffers<Value> b = filled(l, true);
     cush_test::simulate_devices(list, b, b);
     for (std::size_t r = 0; r < p; ++r)
@@ -304,12 +305,22 @@ TEST(DeviceBroadcast, EveryReplicaGetsTheRootsPartDirectOrSplit) {
         ASSERT_EQ(b[r][k], value_of(k, inside ? root : r)) << "replica " << r << " element " << k;
       }
     ASSERT_EQ(cush_test::unordered_conflict(list, true), "") << "case " << c;
-    // Split with three or more devices: the root sends the part once plus its own share to the
-    // others (about twice the part), not p - 1 copies of it.
+    // Relayed on three or more devices: the part leaves the root once, not p - 1 times; no copy
+    // is larger than the chunk, and every forward waits for the copy that brought its elements.
     if (split && p >= 3) {
       std::size_t from_root = 0;
-      for (const auto& t : list) from_root += t.src.pos == static_cast<int>(root) ? t.count : 0;
-      ASSERT_LE(from_root, part.count + (p - 2) * ((part.count + p - 1) / p));
+      for (const auto& t : list) {
+        from_root += t.src.pos == static_cast<int>(root) ? t.count : 0;
+        if (chunk != 0) ASSERT_LE(t.count, chunk);
+        if (t.src.pos != static_cast<int>(root)) {
+          ASSERT_GE(t.after, 0);
+          const auto& in = list[static_cast<std::size_t>(t.after)];
+          ASSERT_EQ(in.dst.pos, t.src.pos);
+          ASSERT_EQ(in.dst.offset, t.src.offset);
+          ASSERT_EQ(in.count, t.count);
+        }
+      }
+      ASSERT_EQ(from_root, part.count) << "case " << c;
     }
   }
 }
