@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "cush/error.hpp"
 
@@ -66,12 +67,19 @@ void rotate_by_step(TransferList& list, std::span<const int> src_ids, std::span<
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   const auto rank = [&](int id) { return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin()); };
-  const auto step = [&](const Transfer& t) {
-    const std::size_t a = rank(src_ids[static_cast<std::size_t>(t.src.pos)]);
-    const std::size_t b = rank(dst_ids[static_cast<std::size_t>(t.dst.pos)]);
-    return (b + ids.size() - a) % ids.size();
-  };
-  std::stable_sort(list.begin(), list.end(), [&](const Transfer& x, const Transfer& y) { return step(x) < step(y); });
+  // Each transfer's step, computed once; the transfers then taken step by step in list order.
+  std::vector<std::pair<std::size_t, std::size_t>> keyed;  // (step, index in the list)
+  keyed.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::size_t a = rank(src_ids[static_cast<std::size_t>(list[i].src.pos)]);
+    const std::size_t b = rank(dst_ids[static_cast<std::size_t>(list[i].dst.pos)]);
+    keyed.emplace_back((b + ids.size() - a) % ids.size(), i);
+  }
+  std::sort(keyed.begin(), keyed.end());  // (step, index): stable by construction
+  TransferList ordered;
+  ordered.reserve(list.size());
+  for (const auto& [step, i] : keyed) ordered.push_back(list[i]);
+  list = std::move(ordered);
 }
 
 }  // namespace
