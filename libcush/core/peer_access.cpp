@@ -23,12 +23,16 @@ std::set<std::pair<int, int>>& enabled() {
   return pairs;
 }
 
-// Two logical devices on one GPU reach each other's memory without peer access.
+// Two logical devices on one GPU reach each other's memory without peer access. A pair is
+// remembered only once the driver answered: a failed query (it throws) leaves nothing cached, so
+// the next use asks again instead of taking the pair for one without peer access for good.
 bool can_access_locked(int accessor, int owner) {
   if (device_map().same_gpu(accessor, owner)) return true;
-  const auto [it, inserted] = capabilities().try_emplace({accessor, owner}, false);
-  if (inserted) it->second = physical_peer_access(accessor, owner);
-  return it->second;
+  auto& known = capabilities();
+  if (const auto it = known.find({accessor, owner}); it != known.end()) return it->second;
+  const bool can = physical_peer_access(accessor, owner);
+  known.emplace(std::pair{accessor, owner}, can);
+  return can;
 }
 }  // namespace
 
