@@ -235,8 +235,11 @@ TEST(PlanGpu, RejectsStreamsThatDoNotFit) {
   const bool two_gpus = cush::DeviceSet::available() > 1 && !cush::DeviceSet{0, 1}.topology().link(0, 1).same_gpu;
   std::optional<cush::Stream> on_1;
   if (two_gpus) on_1.emplace(1);
-  const std::size_t free_before = one.free_memory(0);
+  // The stream is made before the free memory is measured too: on 2 x H200 making it took 2 MiB
+  // of device 0's memory (in a process that had made no stream on device 0 before), which it
+  // holds until it is destroyed, after the last measurement.
   cush::Stream s(0);
+  const std::size_t free_before = one.free_memory(0);
   const std::vector<cush::StreamRef> none, two{s, s}, null_stream{cush::StreamRef(0, nullptr)},
       legacy{cush::StreamRef(0, cudaStreamLegacy)}, said_other{cush::StreamRef(1, s.get())};
   for (const auto* streams : {&none, &two, &null_stream, &legacy, &said_other})
