@@ -12,7 +12,11 @@
 #                prints passed / skipped / failed, the skip reasons, the wall time and the slowest
 #                tests. CUSH_SUITE_SIDE_BY_SIDE=1 runs disjoint lists at once (e.g. "2,3 1").
 #   CUSH_SUITE_JOBS  tests run side by side (default 12); the tests that compare free GPU memory
-#                (fault walks, misuse, plan rejection) run after them, one at a time.
+#                (fault walks, misuse, plan rejection) run after them, one at a time, except where
+#                the driver reports each process's GPU memory (NVML; test_process_memory_gpu checks):
+#                then the leak checks count their own process's memory and share the GPUs, and only
+#                the plan tests that reason about free memory run alone. CUSH_TEST_MEMORY=device
+#                keeps the one-at-a-time way.
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
 #   CUSH_CASE_FILTER, CUSH_CASE_REPETITIONS  filter and repetitions (default 3) for bench_cases
@@ -62,10 +66,18 @@ run_suite() {
   # Side by side: GPU tests only (the host tests share paths of the build tree, and need no GPU).
   if [ -n "${2:-}" ]; then tree="$build-$label"; rm -rf "$tree"; cp -a "$build" "$tree"; only=(-L gpu); fi
   log="$OUT/suite_${label}.log"
-  # The tests that compare the GPUs' free memory before and after must have them to themselves.
-  local alone='Faults|Misuse|FailsCleanly|PlanGpu'
+  # The tests that compare free GPU memory before and after must have the GPUs to themselves,
+  # unless the driver counts each process's memory (test_process_memory_gpu): then the leak checks
+  # count their own process's (CUSH_TEST_MEMORY=process) and only the tests that reason about the
+  # GPUs' real free memory run alone.
+  local alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory' memory=device
   t1=$(date +%s)
-  (cd "$tree" && export CUDA_VISIBLE_DEVICES=$visible &&
+  if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
+     CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
+       --gtest_filter=ProcessMemory.CountsThisProcessOnly >"$OUT/suite_${label}_memory_check.log" 2>&1; then
+    alone='PlanGpu'; memory=process
+  fi
+  (cd "$tree" && export CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=$memory &&
     ctest "${only[@]}" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$alone" --output-on-failure
     cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_shared_full.log"
     ctest "${only[@]}" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
@@ -77,7 +89,8 @@ run_suite() {
   skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
   failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
   {
-    echo "suite, GPUs $visible visible${only:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s"
+    echo "suite, GPUs $visible visible${only:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s (leak checks count memory per $memory; alone: $alone)"
+    [ $memory = process ] || echo "     per-process memory not used: $(grep -m1 -iE 'but|skipped' "$OUT/suite_${label}_memory_check.log")"
     grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | head -20
     # GoogleTest wrote each skip's reason on the line after "Skipped".
     cat "$OUT/suite_${label}_shared_full.log" "$OUT/suite_${label}_alone_full.log" 2>/dev/null |

@@ -20,6 +20,7 @@
 #include "cush/error.hpp"
 #include "support/fault_run.hpp"
 #include "support/gpu.hpp"
+#include "support/process_memory.hpp"
 
 namespace cush_test {
 
@@ -27,25 +28,33 @@ namespace {
 
 namespace faults = cush::detail::faults;
 
-// Free memory of every GPU once its work has finished and its default memory pool has given back
-// what it caches (cudaFreeAsync keeps memory in the pool).
 }  // namespace
 
 std::vector<std::size_t> gpu_free_memory() {
   int count = 0, current = 0;
   EXPECT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   EXPECT_EQ(cudaGetDevice(&current), cudaSuccess);
-  std::vector<std::size_t> free(static_cast<std::size_t>(count));
+  std::vector<std::size_t> free(static_cast<std::size_t>(count)), total(free.size());
+  // Each GPU's work finished and its default memory pool made to give back what it caches
+  // (cudaFreeAsync keeps memory in the pool).
   for (int d = 0; d < count; ++d) {
-    std::size_t total = 0;
     cudaMemPool_t pool = nullptr;
     EXPECT_EQ(cudaSetDevice(d), cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, d), cudaSuccess);
     EXPECT_EQ(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
-    EXPECT_EQ(cudaMemGetInfo(&free[static_cast<std::size_t>(d)], &total), cudaSuccess);
+    EXPECT_EQ(cudaMemGetInfo(&free[static_cast<std::size_t>(d)], &total[static_cast<std::size_t>(d)]), cudaSuccess);
   }
   EXPECT_EQ(cudaSetDevice(current), cudaSuccess);
+  if (!process_memory_mode()) return free;
+  // CUSH_TEST_MEMORY=process: what the GPU would have free if this process were alone on it.
+  std::string why;
+  const std::optional<std::vector<std::size_t>> used = process_used_memory(why);
+  if (!used) {
+    ADD_FAILURE() << "CUSH_TEST_MEMORY=process, but " << why << "; measuring each GPU's free memory instead";
+    return free;
+  }
+  for (std::size_t d = 0; d < free.size(); ++d) free[d] = total[d] - (*used)[d];
   return free;
 }
 

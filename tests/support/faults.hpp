@@ -20,7 +20,9 @@ struct FaultWalk {
   long long kept = 0;     ///< bytes of GPU memory that outliving objects hold after the walk
 };
 
-/// Free memory of every GPU, after synchronizing it and trimming its default memory pool.
+/// Free memory of every GPU, after synchronizing it and trimming its default memory pool. With
+/// CUSH_TEST_MEMORY=process, the memory the GPU would have free if this process were alone on it
+/// (process_memory.hpp): then other processes on the GPUs do not disturb the comparison.
 std::vector<std::size_t> gpu_free_memory();
 
 /// Makes cush create what it keeps for the whole process on first use, so that free memory

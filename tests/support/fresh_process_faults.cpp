@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "support/child_process.hpp"
 #include "support/fault_run.hpp"
 #include "support/gpu.hpp"
+#include "support/process_memory.hpp"
 
 namespace cush_test {
 
@@ -74,19 +76,39 @@ void parse_report(const std::string& text, ChildReport& r) {
   }
 }
 
-// Starts this executable running only `child_test` with `call` ("count" or a number), waits for
-// it (killing it after kChildTimeLimit) and reads its report.
+// This executable running only `child_test` with `call` ("count" or a number).
+struct Child {
+  std::string call, report;
+  std::unique_ptr<ChildProcess> process;
+  Child(const std::string& child_test, std::string call_, const std::filesystem::path& dir)
+      : call(std::move(call_)), report((dir / ("report-" + call + ".txt")).string()) {
+    process = std::make_unique<ChildProcess>(
+        child_test, std::vector<std::string>{std::string(kCall) + "=" + call, std::string(kReport) + "=" + report},
+        (dir / ("log-" + call + ".txt")).string());
+  }
+  // Waits for it (killing it after kChildTimeLimit) and reads its report.
+  ChildReport finish() {
+    ChildReport r;
+    (void)process->wait(kChildTimeLimit);
+    r.log = process->output();
+    r.exit = process->ending();
+    r.passed = process->passed();
+    parse_report(read_file(report), r);
+    return r;
+  }
+};
+
 ChildReport run_child(const std::string& child_test, const std::string& call, const std::filesystem::path& dir) {
-  ChildReport r;
-  const std::string report = (dir / ("report-" + call + ".txt")).string();
-  ChildProcess child(child_test, {std::string(kCall) + "=" + call, std::string(kReport) + "=" + report},
-                     (dir / ("log-" + call + ".txt")).string());
-  (void)child.wait(kChildTimeLimit);
-  r.log = child.output();
-  r.exit = child.ending();
-  r.passed = child.passed();
-  parse_report(read_file(report), r);
-  return r;
+  return Child(child_test, call, dir).finish();
+}
+
+// Children run side by side: each compares its own memory with the counting child's, which
+// only CUSH_TEST_MEMORY=process keeps apart from the other children's (CUSH_FRESH_JOBS sets how
+// many; default 4 then, else 1).
+std::size_t side_by_side() {
+  if (const char* jobs = std::getenv("CUSH_FRESH_JOBS"); jobs != nullptr && *jobs != '\0')
+    return std::max<std::size_t>(1, std::stoull(jobs));
+  return process_memory_mode() ? 4 : 1;
 }
 
 }  // namespace
@@ -160,12 +182,26 @@ FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& ch
   std::vector<std::pair<std::size_t, std::string>> firsts = counting.sites;
   std::sort(firsts.begin(), firsts.end());
 
+  // Every site's child, `jobs` at a time; checked in order below.
+  const std::size_t jobs = side_by_side();
+  std::vector<ChildReport> reports;
+  for (std::size_t i = 0; i < firsts.size(); i += jobs) {
+    std::vector<Child> batch;
+    for (std::size_t j = i; j < std::min(firsts.size(), i + jobs); ++j)
+      batch.emplace_back(child_test, std::to_string(firsts[j].first), dir);
+    for (Child& c : batch) reports.push_back(c.finish());
+    const std::size_t ended = reports.size();
+    if (ended / 10 != (ended - batch.size()) / 10 && ended < firsts.size())
+      std::printf("[ faults   ] %s: %zu of %zu fresh processes, %zu side by side (%.0f s)\n", name.c_str(), ended,
+                  firsts.size(), jobs, seconds());
+  }
+
   std::set<std::string> failed_sites;
   std::size_t elsewhere = 0, not_reached = 0;
   for (std::size_t i = 0; i < firsts.size(); ++i) {
     const auto& [first, site] = firsts[i];
     const std::string at = name + ", call " + std::to_string(first) + " (" + site + ")";
-    const ChildReport r = run_child(child_test, std::to_string(first), dir);
+    const ChildReport& r = reports[i];
     if (!r.passed) ADD_FAILURE() << at << ": the child " << r.exit << ":\n" << tail(r.log);
     if (!r.failed) {
       // The run took another path (a stream found idle or busy) and made fewer calls.
@@ -190,8 +226,6 @@ FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& ch
       ADD_FAILURE() << at << ": the child measured free memory on " << r.free.size() << " GPUs, the counting child on "
                     << counting.free.size();
     }
-    if ((i + 1) % 10 == 0 && i + 1 < firsts.size())
-      std::printf("[ faults   ] %s: %zu of %zu fresh processes (%.0f s)\n", name.c_str(), i + 1, firsts.size(), seconds());
     if (::testing::Test::HasFatalFailure()) break;
   }
   std::filesystem::remove_all(dir);
