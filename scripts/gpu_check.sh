@@ -4,7 +4,7 @@
 # summary is printed last.
 #
 #   CUSH_STEPS   comma list of build,test,demo,sanitize,report,probe,bench,devbench,halobench,
-#                casebench,multi
+#                casebench,multi,profile
 #                (default: build,test,demo,sanitize,probe,bench; report runs scripts/report.sh and
 #                packs docs/results into $OUT/results.tgz)
 #   CUSH_SUITE_GPUS  the GPU lists the test step runs the whole suite with, in turn (default: every
@@ -30,6 +30,12 @@
 #                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
 #     CUSH_MULTI_TIMEOUT  seconds per part (default: per part, 120-400 s; all parts take longer
 #                than 10 minutes); CUSH_MULTI_REPETITIONS (default 3)
+#   profile (step): an Nsight Systems trace (CUDA only) of each benchmark row in CUSH_PROFILE_ROWS,
+#                space-separated <binary>:<filter> pairs (default: the 4-GPU broadcast at 1 GiB and
+#                the all-to-all at 16 MiB, cush's and the reference's, and 4-GPU advection at 512^3,
+#                cush's and raw CUDA's), each summarized by `cushreport trace` (the typical
+#                operation's copies and kernels: which device sends what to which, when, how fast)
+#                in $OUT/profile_<n>.md, all of them in $OUT/profiles.md
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
 #   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
@@ -180,6 +186,30 @@ echo
 [ -f "$OUT/matmul.md" ] && cat "$OUT/matmul.md"
 [ -f "$OUT/advection.md" ] && cat "$OUT/advection.md"
 [ -f "$OUT/halo.md" ] && cat "$OUT/halo.md"
+if has profile; then
+  nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+  default_rows="bench_device_ops:^dev/broadcast/cush/1GiB/ bench_device_ops:^dev/broadcast/raw_nccl/1GiB/
+    bench_device_ops:^dev/all_to_all/cush/16MiB/ bench_device_ops:^dev/all_to_all/raw_nccl/16MiB/
+    bench_cases:^case/advection/multi_cush/4gpu/512/ bench_cases:^case/advection/multi_cuda/4gpu/512/"
+  : >"$OUT/profiles.md"
+  if [ -z "$nsys" ]; then
+    note "profile: nsys (Nsight Systems) not found"
+  else
+    i=0
+    for row in ${CUSH_PROFILE_ROWS:-$default_rows}; do
+      i=$((i + 1)); bin=${row%%:*}; filter=${row#*:}; base="$OUT/profile_$i"
+      CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.02} timeout 180 "$nsys" profile --trace=cuda --force-overwrite=true \
+        --output="$base" "$build/bench/$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 >"$base.log" 2>&1
+      rc=$?
+      timeout 120 "$nsys" export --type=sqlite --force-overwrite=true --output="$base.sqlite" "$base.nsys-rep" >>"$base.log" 2>&1
+      { echo "### $bin, $filter"; echo; PYTHONPATH="$PWD/tools" python3 -m cushreport trace "$base.sqlite"; echo; } >"$base.md" 2>&1
+      rm -f "$base.nsys-rep" "$base.sqlite"  # large; the summary stays
+      cat "$base.md" >>"$OUT/profiles.md"
+      note "profile $i ($bin $filter): rc $rc; $(sed -n 3p "$base.md" | cut -c1-120) ($(elapsed))"
+    done
+  fi
+fi
+
 if has multi; then
   total=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
   counts=""; for ((g = 1; g <= total; g *= 2)); do counts+="$g"; done  # e.g. 124: the rows' GPU counts

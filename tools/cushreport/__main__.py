@@ -4,12 +4,14 @@
     report [--results docs/results] [--root .]   regenerate the report (report.py)
     summarize <name> <json> [<json> ...]         print a run's Markdown summary (summaries/)
     compare --before <json>... --after <json>... the same benchmarks on two builds (compare.py)
+    trace <sqlite> [--gap-us 20] [--rows 60]     one operation's copies and kernels in an
+                                                 Nsight Systems trace (trace.py)
 """
 import argparse
 import os
 import sys
 
-from . import compare, gbench, report
+from . import compare, gbench, report, trace
 from .summaries import BY_NAME
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -27,10 +29,16 @@ def main(argv=None):
     versus = commands.add_parser("compare", help="compare the same benchmarks run on two builds")
     versus.add_argument("--before", nargs="+", required=True, help="JSON of the build before")
     versus.add_argument("--after", nargs="+", required=True, help="JSON of the build after")
+    traced = commands.add_parser("trace", help="one operation's copies and kernels in an nsys trace (sqlite export)")
+    traced.add_argument("sqlite", help="nsys export --type sqlite of the trace")
+    traced.add_argument("--gap-us", type=float, default=20.0, help="idle time that separates operations (µs)")
+    traced.add_argument("--rows", type=int, default=60, help="activities listed at most")
     args = parser.parse_args(argv)
 
     if args.command == "report":
         report.run(args.results, args.root)
+    elif args.command == "trace":
+        sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows))
     elif args.command == "compare":
         sys.stdout.write(compare.render([gbench.load(p) for p in args.before], [gbench.load(p) for p in args.after]))
     else:

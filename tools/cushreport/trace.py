@@ -1,0 +1,145 @@
+"""One operation's copies and kernels from an Nsight Systems trace (`nsys export --type sqlite`).
+
+A benchmark repeats one operation and waits for it, so the GPUs' activity falls into bursts with
+idle gaps between them. `render` picks a typical burst (of the bursts with the most common count of
+activities, the one of median length) and lists what ran in it: each copy with its source and
+destination device, each kernel, with start, length, bytes and rate, then per pair of devices the
+bytes moved and the time their copies took together (their union: overlapping copies count once).
+
+    python3 -m cushreport trace <file.sqlite> [--gap-us 20] [--rows 60]
+
+scripts/gpu_check.sh's `profile` step makes the trace and runs this on it.
+"""
+import sqlite3
+import statistics
+from collections import Counter, defaultdict
+
+COPY_KINDS = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD", 9: "HtoH",
+              10: "PtoP"}
+
+
+class Activity:
+    """A copy or a kernel: times in ns, devices as CUDA ordinals."""
+
+    def __init__(self, start, end, device, stream, name, nbytes=0, src=None, dst=None):
+        self.start, self.end, self.device, self.stream = start, end, device, stream
+        self.name, self.bytes, self.src, self.dst = name, nbytes, src, dst
+
+    @property
+    def is_copy(self):
+        return self.src is not None
+
+
+def _tables(db):
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def load(path):
+    """Every copy and kernel in the trace, sorted by start."""
+    db = sqlite3.connect(path)
+    try:
+        tables = _tables(db)
+        out = []
+        if "CUPTI_ACTIVITY_KIND_MEMCPY" in tables:
+            for start, end, device, stream, nbytes, kind, src, dst in db.execute(
+                    "SELECT start, end, deviceId, streamId, bytes, copyKind, srcDeviceId, dstDeviceId "
+                    "FROM CUPTI_ACTIVITY_KIND_MEMCPY"):
+                name = "copy " + COPY_KINDS.get(kind, str(kind))
+                # Host memory has no device: the device that runs the copy stands for it.
+                out.append(Activity(start, end, device, stream, name, nbytes,
+                                    device if src is None else src, device if dst is None else dst))
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
+            names = {}
+            if "StringIds" in tables:
+                names = dict(db.execute("SELECT id, value FROM StringIds"))
+            for start, end, device, stream, short in db.execute(
+                    "SELECT start, end, deviceId, streamId, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+                out.append(Activity(start, end, device, stream, "kernel " + str(names.get(short, short))))
+        return sorted(out, key=lambda a: (a.start, a.end))
+    finally:
+        db.close()
+
+
+def bursts(activities, gap_ns):
+    """Runs of activities with no idle gap longer than gap_ns between them."""
+    groups, end = [], None
+    for a in activities:
+        if end is None or a.start > end + gap_ns:
+            groups.append([])
+            end = a.end
+        groups[-1].append(a)
+        end = max(end, a.end)
+    return groups
+
+
+def span(group):
+    return max(a.end for a in group) - min(a.start for a in group)
+
+
+def typical(groups):
+    """Of the bursts with the most common count of activities, the one of median length."""
+    if not groups:
+        return []
+    count = Counter(len(g) for g in groups).most_common(1)[0][0]
+    same = sorted((g for g in groups if len(g) == count), key=span)
+    return same[len(same) // 2]
+
+
+def union_ns(intervals):
+    """Length of the union of (start, end) intervals."""
+    total, end = 0, None
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+def render(activities, gap_us=20.0, rows=60):
+    groups = bursts(activities, gap_us * 1000)
+    group = typical(groups)
+    if not group:
+        return "No copy or kernel in the trace.\n"
+    t0 = min(a.start for a in group)
+    lines = [f"{len(groups)} bursts of activity (idle gaps over {gap_us:g} µs between them); a typical one: "
+             f"{len(group)} activities in {span(group) / 1e3:,.1f} µs.", "",
+             "| start µs | length µs | what | device | stream | MB | GB/s |", "|---:|---:|---|---:|---:|---:|---:|"]
+    for a in group[:rows]:
+        what = f"{a.name} {a.src} → {a.dst}" if a.is_copy else a.name
+        length = a.end - a.start
+        rate = f"{a.bytes / length:,.1f}" if a.is_copy and length > 0 else ""
+        mb = f"{a.bytes / 1e6:,.2f}" if a.is_copy else ""
+        lines.append(f"| {(a.start - t0) / 1e3:,.1f} | {length / 1e3:,.1f} | {what} | {a.device} | {a.stream} | "
+                     f"{mb} | {rate} |")
+    if len(group) > rows:
+        lines.append(f"| ... | | {len(group) - rows} more | | | | |")
+    links = defaultdict(list)
+    for a in group:
+        if a.is_copy:
+            links[(a.src, a.dst)].append(a)
+    if links:
+        lines += ["", "| from → to | copies | MB | time copying µs (union) | GB/s over that time |",
+                  "|---|---:|---:|---:|---:|"]
+        for (src, dst), copies in sorted(links.items()):
+            nbytes = sum(c.bytes for c in copies)
+            busy = union_ns([(c.start, c.end) for c in copies])
+            lines.append(f"| {src} → {dst} | {len(copies)} | {nbytes / 1e6:,.2f} | {busy / 1e3:,.1f} | "
+                         f"{nbytes / busy if busy else 0:,.1f} |")
+        out_of = defaultdict(list)
+        for a in group:
+            if a.is_copy and a.src != a.dst:
+                out_of[a.src].append(a)
+        if out_of:
+            lines += ["", "| device | bytes out MB | time sending µs (union) | GB/s while sending |",
+                      "|---:|---:|---:|---:|"]
+            for d, copies in sorted(out_of.items()):
+                nbytes = sum(c.bytes for c in copies)
+                busy = union_ns([(c.start, c.end) for c in copies])
+                lines.append(f"| {d} | {nbytes / 1e6:,.2f} | {busy / 1e3:,.1f} | {nbytes / busy if busy else 0:,.1f} |")
+    lengths = [span(g) / 1e3 for g in groups if len(g) == len(group)]
+    lines += ["", f"Bursts like it: {len(lengths)}, median {statistics.median(lengths):,.1f} µs, "
+                  f"from {min(lengths):,.1f} to {max(lengths):,.1f} µs."]
+    return "\n".join(lines) + "\n"
