@@ -16,7 +16,8 @@
 #                the driver reports each process's GPU memory (NVML; test_process_memory_gpu checks):
 #                then the leak checks count their own process's memory and share the GPUs, and only
 #                the plan tests that reason about free memory run alone. CUSH_TEST_MEMORY=device
-#                keeps the one-at-a-time way.
+#                keeps the one-at-a-time way. In a fresh build tree the tests' times of an earlier
+#                run (scripts/suite_costs.txt) let the longest start first.
 #   CUSH_BENCH_FILTER  Google Benchmark filter for bench_host_ops (default: all)
 #   CUSH_DEVBENCH_FILTER  the same for bench_device_ops
 #   CUSH_CASE_FILTER, CUSH_CASE_REPETITIONS  filter and repetitions (default 3) for bench_cases
@@ -77,6 +78,13 @@ run_suite() {
   # count their own process's (CUSH_TEST_MEMORY=process) and only the tests that reason about the
   # GPUs' real free memory run alone.
   local alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory' memory=device
+  # A fresh tree has no record of the tests' times: ctest would start them in the order of their
+  # numbers, the longest among the last. The times of an earlier run let the longest start first.
+  local costs="$tree/Testing/Temporary/CTestCostData.txt"
+  if [ ! -f "$costs" ]; then
+    mkdir -p "$(dirname "$costs")"
+    { grep -v '^#' scripts/suite_costs.txt | awk '{print $1, 1, $2}'; echo ---; } >"$costs"
+  fi
   t1=$(date +%s)
   if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
      CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
