@@ -11,7 +11,8 @@
 #                GPU, then 0,1 and 0 where the host has more; e.g. "0,1,2,3 0,1 0"). Per list it
 #                prints passed / skipped / failed, the skip reasons, the wall time and the slowest
 #                tests. CUSH_SUITE_SIDE_BY_SIDE=1 runs disjoint lists at once (e.g. "2,3 1").
-#   CUSH_SUITE_JOBS  tests run side by side (default 12); the tests that compare free GPU memory
+#   CUSH_SUITE_JOBS  tests run side by side (default 12), after the fault walks, which run first
+#                among themselves (CUSH_SUITE_WALK_JOBS at a time, default 6); the tests that compare free GPU memory
 #                (fault walks, misuse, plan rejection) run after them, one at a time, except where
 #                the driver reports each process's GPU memory (NVML; test_process_memory_gpu checks):
 #                then the leak checks count their own process's memory and share the GPUs, and only
@@ -29,9 +30,11 @@
 #                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
 #                "2 <all>", on the first GPUs), halo (bench_halo), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
+#     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases (e.g.
+#                CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak series)
 #     CUSH_MULTI_TIMEOUT  seconds per part (default: per part, 120-400 s; all parts take longer
 #                than 10 minutes); CUSH_MULTI_REPETITIONS (default 3)
-#   profile (step): an Nsight Systems trace (CUDA only) of each benchmark row in CUSH_PROFILE_ROWS,
+#   profile (step): a trace (tools/trace: CUPTI's copies, kernels, memsets) of each benchmark row in CUSH_PROFILE_ROWS,
 #                space-separated <binary>:<filter> pairs (default: the 4-GPU broadcast at 1 GiB and
 #                the all-to-all at 16 MiB, cush's and the reference's, and 4-GPU advection at 512^3,
 #                cush's and raw CUDA's), each summarized by `cushreport trace` (the typical
@@ -91,9 +94,16 @@ run_suite() {
        --gtest_filter=ProcessMemory.CountsThisProcessOnly >"$OUT/suite_${label}_memory_check.log" 2>&1; then
     alone='PlanGpu'; memory=process
   fi
+  # The fault walks (thousands of short runs, each waiting for its GPUs) side by side with the
+  # other tests ran 25-80 times slower than alone on 4 x H200 (the GPUs time-slice between the
+  # processes' contexts, and a walk waits for a slice at every step): three of them passed ctest's
+  # 400 s limit. They run first, among themselves, then the rest.
+  local heavy='FailsCleanly|Faults\.|NcclFailure'
   (cd "$tree" && export CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=$memory &&
-    ctest "${only[@]}" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$alone" --output-on-failure
+    ctest "${only[@]}" -j "${CUSH_SUITE_WALK_JOBS:-6}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$heavy" -E "$alone" --output-on-failure
     cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_shared_full.log"
+    ctest "${only[@]}" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$heavy|$alone" --output-on-failure
+    cat Testing/Temporary/LastTest.log >>"$OUT/suite_${label}_shared_full.log"
     ctest "${only[@]}" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
     cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_alone_full.log") >"$log" 2>&1
   wall=$(( $(date +%s) - t1 ))
@@ -195,23 +205,24 @@ echo
 [ -f "$OUT/advection.md" ] && cat "$OUT/advection.md"
 [ -f "$OUT/halo.md" ] && cat "$OUT/halo.md"
 if has profile; then
-  nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+  # The tracer (tools/trace): CUPTI's record of every copy, kernel and memset, loaded into the
+  # benchmark by the CUDA driver (CUDA_INJECTION64_PATH); no Nsight Systems needed.
+  tracer="$build/tools/trace/libcush_trace.so"
   default_rows="bench_device_ops:^dev/broadcast/cush/1GiB/ bench_device_ops:^dev/broadcast/raw_nccl/1GiB/
     bench_device_ops:^dev/all_to_all/cush/16MiB/ bench_device_ops:^dev/all_to_all/raw_nccl/16MiB/
     bench_cases:^case/advection/multi_cush/4gpu/512/ bench_cases:^case/advection/multi_cuda/4gpu/512/"
   : >"$OUT/profiles.md"
-  if [ -z "$nsys" ]; then
-    note "profile: nsys (Nsight Systems) not found"
+  if [ ! -f "$tracer" ]; then
+    note "profile: $tracer not built (CMake found no CUPTI)"
   else
     i=0
     for row in ${CUSH_PROFILE_ROWS:-$default_rows}; do
       i=$((i + 1)); bin=${row%%:*}; filter=${row#*:}; base="$OUT/profile_$i"
-      CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.02} timeout 180 "$nsys" profile --trace=cuda --force-overwrite=true \
-        --output="$base" "$build/bench/$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 >"$base.log" 2>&1
+      CUDA_INJECTION64_PATH=$tracer CUSH_TRACE_OUT="$base.csv" CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.02} \
+        timeout 180 "$build/bench/$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 >"$base.log" 2>&1
       rc=$?
-      timeout 120 "$nsys" export --type=sqlite --force-overwrite=true --output="$base.sqlite" "$base.nsys-rep" >>"$base.log" 2>&1
-      { echo "### $bin, $filter"; echo; PYTHONPATH="$PWD/tools" python3 -m cushreport trace "$base.sqlite"; echo; } >"$base.md" 2>&1
-      rm -f "$base.nsys-rep" "$base.sqlite"  # large; the summary stays
+      { echo "### $bin, $filter"; echo; PYTHONPATH="$PWD/tools" python3 -m cushreport trace "$base.csv"; echo; } >"$base.md" 2>&1
+      gzip -f "$base.csv"  # every record, for a closer look (python3 -m cushreport trace reads it unzipped)
       cat "$base.md" >>"$OUT/profiles.md"
       note "profile $i ($bin $filter): rc $rc; $(sed -n 3p "$base.md" | cut -c1-120) ($(elapsed))"
     done
@@ -252,8 +263,9 @@ if has multi; then
         note "multi halo: rc $? ($(elapsed))" ;;
       *)
         [ -n "${rows[$part]:-}" ] || { note "multi: no part '$part'"; continue; }
+        filter_of="CUSH_MULTI_FILTER_$part"
         CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.1} timeout "$limit" "$build/bench/bench_cases" \
-          --benchmark_filter="${rows[$part]}" --benchmark_repetitions="$reps" \
+          --benchmark_filter="${!filter_of:-${rows[$part]}}" --benchmark_repetitions="$reps" \
           --benchmark_out="$OUT/multi_gpu_${call}_$part.json" --benchmark_out_format=json >"$OUT/multi_$part.log" 2>&1
         note "multi $part: rc $? ($(elapsed))" ;;
     esac

@@ -1,5 +1,7 @@
 """cushreport.trace on a synthetic Nsight Systems export: the tables nsys writes (the columns
-trace.py reads), three repeats of a 3-GPU operation, and the typical one picked and summed."""
+trace.py reads), three repeats of a 3-GPU operation, and the typical one picked and summed; and the
+same repeats as the CSV of cush's tracer (tools/trace), which must give the same activities."""
+import csv
 import os
 import sqlite3
 import sys
@@ -11,13 +13,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from cushreport import trace  # noqa: E402
 
 
-def make_trace(path, repeats):
+def make_trace(path, repeats, kernel="combine"):
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT, end INT, deviceId INT, streamId INT, bytes INT, "
                "copyKind INT, srcDeviceId INT, dstDeviceId INT)")
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, shortName INT)")
     db.execute("CREATE TABLE StringIds (id INT, value TEXT)")
-    db.execute("INSERT INTO StringIds VALUES (7, 'combine')")
+    db.execute("INSERT INTO StringIds VALUES (7, ?)", (kernel,))
     t = 0
     for length in repeats:
         # Device 0 sends 1 MB to 1 and then to 2 on one stream; device 1 forwards to 2 meanwhile;
@@ -30,6 +32,23 @@ def make_trace(path, repeats):
         t += 100000  # 90 µs idle between repeats
     db.commit()
     db.close()
+
+
+def make_csv(path, repeats, kernel="combine", extra=()):
+    """make_trace's scenario as libcush_trace.so writes it: the copies between GPUs are CUPTI's
+    MEMCPY2 records (copy kind 10, source and destination device); `extra` rows are appended."""
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(trace.CSV_COLUMNS)
+        t = 0
+        for length in repeats:
+            out.writerow(["copy", t, t + 4000, 0, 13, 1000000, 0, 1, 10, ""])
+            out.writerow(["copy", t + 4000, t + 4000 + length, 0, 13, 1000000, 0, 2, 10, ""])
+            out.writerow(["copy", t + 2000, t + 6000, 1, 14, 500000, 1, 2, 10, ""])
+            out.writerow(["kernel", t + 9000, t + 10000, 2, 15, 0, "", "", "", kernel])
+            t += 100000
+        for row in extra:
+            out.writerow(row)
 
 
 class Trace(unittest.TestCase):
@@ -77,6 +96,70 @@ class Trace(unittest.TestCase):
         empty = os.path.join(self.dir.name, "e.sqlite")
         sqlite3.connect(empty).close()
         self.assertEqual(trace.render(trace.load(empty)), "No copy or kernel in the trace.\n")
+
+
+
+class TraceCsv(unittest.TestCase):
+    """The tracer's CSV gives the activities that the nsys export of the same work gives."""
+
+    # A kernel name as the tracer writes it: demangled, with commas and quotes (quoted in the CSV).
+    KERNEL = 'void combine<int, 3>(float const*, char const*) [with S = "a,b"]'
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    @staticmethod
+    def rows(activities):
+        return [(a.start, a.end, a.device, a.src, a.dst, a.bytes, a.name) for a in activities]
+
+    def test_the_csv_gives_the_activities_of_the_sqlite_export(self):
+        make_trace(self.path("t.sqlite"), [4000, 5000, 9000], self.KERNEL)
+        make_csv(self.path("t.csv"), [4000, 5000, 9000], self.KERNEL)
+        with open(self.path("t.csv")) as f:
+            self.assertIn('"void combine<int, 3>(float const*, char const*) [with S = ""a,b""]"', f.read())
+        from_sqlite, from_csv = trace.load(self.path("t.sqlite")), trace.load(self.path("t.csv"))
+        self.assertEqual(len(from_csv), 12)
+        self.assertEqual(self.rows(from_csv), self.rows(from_sqlite))
+        self.assertEqual([a.stream for a in from_csv], [a.stream for a in from_sqlite])
+        self.assertIn("kernel " + self.KERNEL, {a.name for a in from_csv})
+        self.assertEqual(trace.render(from_csv), trace.render(from_sqlite))
+
+    def test_a_csv_is_recognized_by_its_header_under_any_name(self):
+        make_csv(self.path("t.trace"), [4000], extra=[["memset", 50000, 51000, 3, 16, 4096, "", "", "", ""]])
+        activities = trace.load(self.path("t.trace"))
+        self.assertEqual(len(activities), 5)
+        memset = activities[-1]
+        self.assertEqual((memset.name, memset.device, memset.bytes, memset.is_copy), ("memset", 3, 4096, False))
+
+    def test_copies_to_and_from_the_host_have_the_running_device_at_both_ends(self):
+        make_csv(self.path("t.csv"), [], extra=[["copy", 10, 20, 1, 7, 64, 1, 1, 1, ""],
+                                                 ["copy", 30, 40, 2, 7, 64, "", "", 2, ""],
+                                                 ["copy", 50, 60, 0, 7, 64, 0, 0, 77, ""]])
+        self.assertEqual(self.rows(trace.load(self.path("t.csv"))),
+                         [(10, 20, 1, 1, 1, 64, "copy HtoD"), (30, 40, 2, 2, 2, 64, "copy DtoH"),
+                          (50, 60, 0, 0, 0, 64, "copy 77")])
+
+    def test_a_header_only_csv_is_an_empty_trace(self):
+        make_csv(self.path("t.csv"), [])
+        self.assertEqual(trace.render(trace.load(self.path("t.csv"))), "No copy or kernel in the trace.\n")
+
+    def test_a_malformed_csv_names_the_file_and_line(self):
+        make_csv(self.path("t.csv"), [4000], extra=[["copy", "x", 20, 1, 7, 64, 1, 1, 1, ""]])
+        with self.assertRaisesRegex(ValueError, r"t\.csv, line 6: invalid literal"):
+            trace.load(self.path("t.csv"))
+        with open(self.path("w.csv"), "w") as f:
+            f.write("start,end\n1,2\n")
+        with self.assertRaisesRegex(ValueError, "not a cush_trace CSV"):
+            trace.load(self.path("w.csv"))
+        make_csv(self.path("k.csv"), [], extra=[["launch", 1, 2, 0, 0, 0, "", "", "", ""]])
+        with self.assertRaisesRegex(ValueError, "unknown kind 'launch'"):
+            trace.load(self.path("k.csv"))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""One operation's copies and kernels from an Nsight Systems trace (`nsys export --type sqlite`).
+"""One operation's copies and kernels from a trace of a benchmark: an Nsight Systems export
+(`nsys export --type sqlite`) or the CSV of cush's own tracer (tools/trace, libcush_trace.so, for
+hosts without nsys).
 
 A benchmark repeats one operation and waits for it, so the GPUs' activity falls into bursts with
 idle gaps between them. `render` picks a typical burst (of the bursts with the most common count of
@@ -6,10 +8,16 @@ activities, the one of median length) and lists what ran in it: each copy with i
 destination device, each kernel, with start, length, bytes and rate, then per pair of devices the
 bytes moved and the time their copies took together (their union: overlapping copies count once).
 
-    python3 -m cushreport trace <file.sqlite> [--gap-us 20] [--rows 60]
+    python3 -m cushreport trace <file.sqlite | file.csv> [--gap-us 20] [--rows 60]
+
+The two inputs give the same activities: the SQLite export's tables CUPTI_ACTIVITY_KIND_MEMCPY and
+CUPTI_ACTIVITY_KIND_KERNEL (names from StringIds), or the CSV's rows (header `kind,start_ns,end_ns,
+device,stream,bytes,src_device,dst_device,copy_kind,name`; kinds copy, kernel and memset). A file
+is read as CSV when its name ends in .csv or its first line is that header.
 
 scripts/gpu_check.sh's `profile` step makes the trace and runs this on it.
 """
+import csv
 import sqlite3
 import statistics
 from collections import Counter, defaultdict
@@ -19,7 +27,7 @@ COPY_KINDS = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 
 
 
 class Activity:
-    """A copy or a kernel: times in ns, devices as CUDA ordinals."""
+    """A copy, a kernel or a memset: times in ns, devices as CUDA ordinals."""
 
     def __init__(self, start, end, device, stream, name, nbytes=0, src=None, dst=None):
         self.start, self.end, self.device, self.stream = start, end, device, stream
@@ -34,8 +42,60 @@ def _tables(db):
     return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
+CSV_COLUMNS = ["kind", "start_ns", "end_ns", "device", "stream", "bytes", "src_device", "dst_device", "copy_kind",
+               "name"]
+
+
+def is_csv(path):
+    """Whether path is the tracer's CSV: by its name, else by its first line."""
+    if path.lower().endswith(".csv"):
+        return True
+    with open(path, "rb") as f:
+        return f.readline().strip() == ",".join(CSV_COLUMNS).encode()
+
+
 def load(path):
-    """Every copy and kernel in the trace, sorted by start."""
+    """Every copy and kernel in the trace (and memset, from the CSV), sorted by start."""
+    out = load_csv(path) if is_csv(path) else load_sqlite(path)
+    return sorted(out, key=lambda a: (a.start, a.end))
+
+
+def load_csv(path):
+    """The activities of the tracer's CSV (tools/trace), as load_sqlite reads the nsys export."""
+    out = []
+    with open(path, newline="") as f:
+        rows = csv.reader(f)
+        header = next(rows, None)
+        if header != CSV_COLUMNS:
+            raise ValueError(f"{path}: not a cush_trace CSV (its header is {header}, expected {CSV_COLUMNS})")
+        for line, row in enumerate(rows, start=2):
+            if not row:
+                continue
+            try:
+                if len(row) != len(CSV_COLUMNS):
+                    raise ValueError(f"{len(row)} fields, expected {len(CSV_COLUMNS)}")
+                r = dict(zip(CSV_COLUMNS, row))
+                start, end, device, stream = (int(r[k]) for k in ("start_ns", "end_ns", "device", "stream"))
+                nbytes = int(r["bytes"] or 0)
+                if r["kind"] == "copy":
+                    kind = int(r["copy_kind"])
+                    src = int(r["src_device"]) if r["src_device"] else device
+                    dst = int(r["dst_device"]) if r["dst_device"] else device
+                    out.append(Activity(start, end, device, stream, "copy " + COPY_KINDS.get(kind, str(kind)), nbytes,
+                                        src, dst))
+                elif r["kind"] == "kernel":
+                    out.append(Activity(start, end, device, stream, "kernel " + r["name"]))
+                elif r["kind"] == "memset":
+                    out.append(Activity(start, end, device, stream, "memset", nbytes))
+                else:
+                    raise ValueError(f"unknown kind {r['kind']!r}")
+            except ValueError as e:
+                raise ValueError(f"{path}, line {line}: {e}") from None
+    return out
+
+
+def load_sqlite(path):
+    """The copies and kernels of an Nsight Systems SQLite export."""
     db = sqlite3.connect(path)
     try:
         tables = _tables(db)
@@ -55,7 +115,7 @@ def load(path):
             for start, end, device, stream, short in db.execute(
                     "SELECT start, end, deviceId, streamId, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL"):
                 out.append(Activity(start, end, device, stream, "kernel " + str(names.get(short, short))))
-        return sorted(out, key=lambda a: (a.start, a.end))
+        return out
     finally:
         db.close()
 
