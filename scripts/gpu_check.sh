@@ -241,9 +241,10 @@ if has multi; then
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
     [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/")
   # Seconds per part (per GPU count for device_ops), from the 4 x H200 run of 2026-11-27: 42 LBM
-  # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count. A part
-  # cut off by its limit loses its whole file, so these leave room; all parts together take longer
-  # than one 10-minute command: run them in groups (CUSH_MULTI_PARTS).
+  # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count; 44 FFT
+  # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
+  # ended (below); all parts together take longer than one 10-minute command: run them in groups
+  # (CUSH_MULTI_PARTS).
   declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400)
   for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft}; do
     limit=${CUSH_MULTI_TIMEOUT:-${limits[$part]:-120}}
@@ -270,7 +271,11 @@ if has multi; then
         note "multi $part: rc $? ($(elapsed))" ;;
     esac
   done
-  # A part stopped by its limit leaves an empty or unfinished file: left out of the summary.
+  # A part stopped by its limit leaves a file cut after the last benchmark that ended: closed there
+  # (its context then says "cut": true); one where none ended is left out of the summary.
+  for f in "$OUT"/multi_gpu_"$call"_*.json; do
+    [ -f "$f" ] && PYTHONPATH="$PWD/tools" python3 -m cushreport close "$f" >>"$OUT/multi_close.log" 2>&1
+  done
   done_files=$(for f in "$OUT"/multi_gpu_"$call"_*.json; do python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>/dev/null && echo "$f"; done)
   [ -n "$done_files" ] && summarize multi_gpu $done_files >"$OUT/multi_gpu.md" 2>&1
   note "multi: $(wc -w <<<"$done_files") finished files; goals in $OUT/multi_gpu.md"

@@ -53,5 +53,44 @@ class Load(unittest.TestCase):
         self.assertEqual(gbench.device_of(run.context), "2 x NVIDIA H200")
 
 
+def written(benchmarks):
+    """The text Google Benchmark writes: context first, then one entry per ended benchmark."""
+    entries = ",\n".join("    {\n" + ",\n".join(f'      "{k}": {json.dumps(v)}' for k, v in b.items()) + "\n    }"
+                         for b in benchmarks)
+    return '{\n  "context": {\n    "date": "2026-01-01"\n  },\n  "benchmarks": [\n' + entries + "\n  ]\n}\n"
+
+
+class CloseCut(unittest.TestCase):
+    ROWS = [{"name": "a/1", "run_type": "iteration", "real_time": 1.0, "time_unit": "ms"},
+            {"name": "a/2", "run_type": "iteration", "real_time": 2.0, "time_unit": "ms"}]
+
+    def test_the_whole_text_is_the_file_json_reads(self):
+        self.assertEqual(json.loads(written(self.ROWS))["benchmarks"], self.ROWS)
+
+    def test_a_file_cut_after_an_entry_keeps_every_entry_and_says_it_was_cut(self):
+        text = written(self.ROWS)
+        cut = text[:text.rindex("\n  ]")]  # what a killed run leaves: no closing of the list
+        closed, kept = gbench.close_cut(cut)
+        data = json.loads(closed)
+        self.assertEqual(kept, 2)
+        self.assertEqual(data["benchmarks"], self.ROWS)
+        self.assertIs(data["context"]["cut"], True)
+        self.assertEqual(data["context"]["date"], "2026-01-01")
+
+    def test_a_part_written_entry_is_dropped(self):
+        text = written(self.ROWS)
+        cut = text[:text.index('"real_time": 2.0')]  # stopped inside the second entry
+        closed, kept = gbench.close_cut(cut)
+        self.assertEqual(kept, 1)
+        self.assertEqual(json.loads(closed)["benchmarks"], self.ROWS[:1])
+
+    def test_nothing_to_keep_is_an_error(self):
+        text = written(self.ROWS)
+        with self.assertRaisesRegex(ValueError, "no benchmark ended"):
+            gbench.close_cut(text[:text.index("{", text.index('"benchmarks"')) + 5])
+        with self.assertRaisesRegex(ValueError, "not a Google Benchmark"):
+            gbench.close_cut('{"context": {}}')
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -161,6 +161,13 @@ class Missing(unittest.TestCase):
         self.assertEqual(multi_gpu.figures([]), [])
         self.assertIn("No files of a call on real GPUs.", multi_gpu.render([]))
 
+    def test_a_file_cut_by_its_time_limit_says_so(self):
+        cut = load(karst_rows(), "cut.json", dict(H200, cut=True))
+        whole = load(karst_rows(), "whole.json", H200)
+        self.assertIn("cut.json (4 x NVIDIA H200, 2026-12-01T00:00:00+00:00, cut by its time limit after its last whole row)",
+                      multi_gpu.render([cut]))
+        self.assertNotIn("cut by its time limit", multi_gpu.render([whole]))
+
     def test_a_device_operations_file_without_a_gpu_count_is_left_out(self):
         runs = [load(device_op_rows(4, counter=False), "ops.json", {"date": "2026-12-01T00:00:00+00:00"})]
         self.assertEqual(multi_gpu.figures(runs), [])

@@ -74,6 +74,18 @@ class Trace(unittest.TestCase):
         self.assertEqual(trace.span(trace.typical(groups)), 10000)
         self.assertEqual(len(trace.bursts(self.activities, 200000)), 1)  # a gap this long joins them
 
+    def test_the_operations_bursts_outnumbered_by_set_up_ones_are_still_the_typical_ones(self):
+        # Ten bursts of one 1 µs memset each (a program's set-up) before the three operations.
+        setup = [trace.Activity(-10**7 + i * 10**5, -10**7 + i * 10**5 + 1000, 0, 1, "memset", 64) for i in range(10)]
+        groups = trace.bursts(setup + self.activities, 20000)
+        self.assertEqual(len(groups), 13)
+        self.assertEqual([len(g) for g in trace.alike(groups)], [4, 4, 4])
+        self.assertEqual(trace.span(trace.typical(groups)), 10000)
+        self.assertEqual(trace.period_ns(groups), 100000)  # the operations start 100 µs apart
+        text = trace.render(setup + self.activities, gap_us=20)
+        self.assertIn("4 activities in 10.0 µs. Bursts like it start every 100.0 µs (median): the GPUs are idle 90.0 µs", text)
+        self.assertIn("Bursts like it: 3, median 10.0 µs", text)
+
     def test_union_counts_overlapping_time_once(self):
         self.assertEqual(trace.union_ns([(0, 10), (5, 20), (30, 40)]), 30)
         self.assertEqual(trace.union_ns([]), 0)

@@ -4,10 +4,13 @@
     report [--results docs/results] [--root .]   regenerate the report (report.py)
     summarize <name> <json> [<json> ...]         print a run's Markdown summary (summaries/)
     compare --before <json>... --after <json>... the same benchmarks on two builds (compare.py)
-    trace <sqlite> [--gap-us 20] [--rows 60]     one operation's copies and kernels in an
-                                                 Nsight Systems trace (trace.py)
+    trace <sqlite|csv> [--gap-us 20] [--rows 60] one operation's copies and kernels in an
+                                                 Nsight Systems trace or tools/trace's CSV (trace.py)
+    close <json> [<json> ...]                    a benchmark file cut by a time limit, closed
+                                                 after its last whole entry (in place)
 """
 import argparse
+import json
 import os
 import sys
 
@@ -29,16 +32,32 @@ def main(argv=None):
     versus = commands.add_parser("compare", help="compare the same benchmarks run on two builds")
     versus.add_argument("--before", nargs="+", required=True, help="JSON of the build before")
     versus.add_argument("--after", nargs="+", required=True, help="JSON of the build after")
-    traced = commands.add_parser("trace", help="one operation's copies and kernels in an nsys trace (sqlite export)")
-    traced.add_argument("sqlite", help="nsys export --type sqlite of the trace")
+    traced = commands.add_parser("trace", help="one operation's copies and kernels in a trace (nsys sqlite or tools/trace CSV)")
+    traced.add_argument("sqlite", help="nsys export --type sqlite of the trace, or the CSV of tools/trace")
     traced.add_argument("--gap-us", type=float, default=20.0, help="idle time that separates operations (µs)")
     traced.add_argument("--rows", type=int, default=60, help="activities listed at most")
+    closing = commands.add_parser("close", help="close a benchmark JSON file cut by a time limit (in place)")
+    closing.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
     args = parser.parse_args(argv)
 
     if args.command == "report":
         report.run(args.results, args.root)
     elif args.command == "trace":
         sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows))
+    elif args.command == "close":
+        for path in args.json:
+            with open(path) as f:
+                text = f.read()
+            try:
+                json.loads(text)
+                print(f"{path}: whole, left as it is")
+                continue
+            except ValueError:
+                pass
+            closed, kept = gbench.close_cut(text)  # ValueError: nothing to keep
+            with open(path, "w") as f:
+                f.write(closed)
+            print(f"{path}: cut by a time limit; closed after its last whole entry ({kept} entries kept)")
     elif args.command == "compare":
         sys.stdout.write(compare.render([gbench.load(p) for p in args.before], [gbench.load(p) for p in args.after]))
     else:

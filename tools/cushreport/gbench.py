@@ -55,6 +55,27 @@ def load(path):
     return Run(path, data.get("context", {}), rows, errors)
 
 
+def close_cut(text):
+    """The JSON of a run that a time limit stopped, closed after its last whole entry.
+
+    Google Benchmark writes each entry of "benchmarks" as it ends, so a run killed by a time limit
+    leaves a file that stops after an entry (or inside one). The benchmarks that ended are real
+    measurements; this keeps them, drops a part-written entry, closes the list and marks the
+    context with "cut": true so that a reader can say so. Returns (closed text, entries kept);
+    raises ValueError where no entry ended (nothing to keep) or the text is not such a file.
+    """
+    head = text.find('"benchmarks": [')
+    if head < 0:
+        raise ValueError("not a Google Benchmark JSON file (no \"benchmarks\" list)")
+    end = text.rfind("\n    }")
+    if end < head:
+        raise ValueError("no benchmark ended before the file was cut")
+    body = text[:end + len("\n    }")] + "\n  ]\n}\n"
+    data = json.loads(body)  # raises ValueError (JSONDecodeError) if the cut was elsewhere
+    data.setdefault("context", {})["cut"] = True
+    return json.dumps(data, indent=2) + "\n", len(data["benchmarks"])
+
+
 def on_virtual_gpus(run):
     """True if the run was measured on virtual GPUs (bench harness context "virtual_gpus"): several
     logical devices on one GPU, whose times say nothing of several GPUs; the report leaves it out."""

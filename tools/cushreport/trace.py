@@ -136,13 +136,31 @@ def span(group):
     return max(a.end for a in group) - min(a.start for a in group)
 
 
-def typical(groups):
-    """Of the bursts with the most common count of activities, the one of median length."""
+def alike(groups):
+    """The bursts of the operation a benchmark repeats, by start: of the bursts grouped by their
+    count of activities, the group whose bursts take the most time together. (A program's set-up
+    leaves many bursts of one tiny copy or memset, and one long burst of warm-up; the repeated
+    operation's bursts take most of the GPUs' time.)"""
     if not groups:
         return []
-    count = Counter(len(g) for g in groups).most_common(1)[0][0]
-    same = sorted((g for g in groups if len(g) == count), key=span)
-    return same[len(same) // 2]
+    total = Counter()
+    for g in groups:
+        total[len(g)] += span(g)
+    count = total.most_common(1)[0][0]
+    return [g for g in groups if len(g) == count]
+
+
+def typical(groups):
+    """Of the bursts alike (see alike), the one of median length."""
+    same = sorted(alike(groups), key=span)
+    return same[len(same) // 2] if same else []
+
+
+def period_ns(groups):
+    """Median time from the start of one burst alike to the start of the next, or None."""
+    starts = sorted(min(a.start for a in g) for g in alike(groups))
+    steps = [b - a for a, b in zip(starts, starts[1:])]
+    return statistics.median(steps) if steps else None
 
 
 def union_ns(intervals):
@@ -164,8 +182,11 @@ def render(activities, gap_us=20.0, rows=60):
     if not group:
         return "No copy or kernel in the trace.\n"
     t0 = min(a.start for a in group)
+    period = period_ns(groups)
+    every = (f" Bursts like it start every {period / 1e3:,.1f} µs (median): the GPUs are idle "
+             f"{max(period - span(group), 0) / 1e3:,.1f} µs between them." if period else "")
     lines = [f"{len(groups)} bursts of activity (idle gaps over {gap_us:g} µs between them); a typical one: "
-             f"{len(group)} activities in {span(group) / 1e3:,.1f} µs.", "",
+             f"{len(group)} activities in {span(group) / 1e3:,.1f} µs.{every}", "",
              "| start µs | length µs | what | device | stream | MB | GB/s |", "|---:|---:|---|---:|---:|---:|---:|"]
     for a in group[:rows]:
         what = f"{a.name} {a.src} → {a.dst}" if a.is_copy else a.name
@@ -199,7 +220,7 @@ def render(activities, gap_us=20.0, rows=60):
                 nbytes = sum(c.bytes for c in copies)
                 busy = union_ns([(c.start, c.end) for c in copies])
                 lines.append(f"| {d} | {nbytes / 1e6:,.2f} | {busy / 1e3:,.1f} | {nbytes / busy if busy else 0:,.1f} |")
-    lengths = [span(g) / 1e3 for g in groups if len(g) == len(group)]
+    lengths = [span(g) / 1e3 for g in alike(groups)]
     lines += ["", f"Bursts like it: {len(lengths)}, median {statistics.median(lengths):,.1f} µs, "
                   f"from {min(lengths):,.1f} to {max(lengths):,.1f} µs."]
     return "\n".join(lines) + "\n"

@@ -116,10 +116,15 @@ def f_test_table(entries):
     return lines + [""]
 
 
+def cut_note(run):
+    """ ", cut by its time limit" for a file `cushreport close` closed (gbench.close_cut)."""
+    return ", cut by its time limit after its last whole row" if run.context.get("cut") else ""
+
+
 def files_line(got):
-    cases = "; ".join(f"{r.source} ({device_of(r.context)}, {r.context.get('date', '?')})" for r in got["cases"])
-    device = "; ".join(f"{gpus(g)}: {', '.join(r.source for r in rs)}" for g, rs in got["ops"].items())
-    halo = "; ".join(r.source for r in got["halo"])
+    cases = "; ".join(f"{r.source} ({device_of(r.context)}, {r.context.get('date', '?')}{cut_note(r)})" for r in got["cases"])
+    device = "; ".join(f"{gpus(g)}: {', '.join(r.source + cut_note(r) for r in rs)}" for g, rs in got["ops"].items())
+    halo = "; ".join(r.source + cut_note(r) for r in got["halo"])
     parts = [f"cases: {cases}" if cases else "", f"GPU<->GPU operations, {device}" if device else "", f"halo: {halo}" if halo else ""]
     return "Files: " + ". ".join(p for p in parts if p) + "." if any(parts) else "No files of a call on real GPUs."
 
