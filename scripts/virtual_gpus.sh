@@ -19,6 +19,9 @@
 #   CUSH_BUILD_DIR           the build (default build-gpu)
 #   CUSH_SANITIZE_TIMEOUT    seconds for one binary under one tool (default 300)
 #   CUSH_SANITIZE_JOBS       binaries run side by side under a tool (default 1)
+#   CUSH_SANITIZE_GPU_LISTS  with CUSH_SANITIZE_COUNTS=physical: GPU lists (e.g. "0,1 2,3"), the
+#                            processes given to them in turn (each sees its list as
+#                            CUDA_VISIBLE_DEVICES): every pair of a 4-GPU host at once
 #   CUSH_SANITIZE_SHARDS     each test binary split into this many GoogleTest shards, run as
 #                            separate processes (default 1)
 #   CUSH_SANITIZE_FILTER     gtest filter for the test binaries (default: all tests)
@@ -78,7 +81,13 @@ if [[ "$steps" == *" suite "* ]]; then
 fi
 
 # How a count of CUSH_SANITIZE_COUNTS reads in the summary.
-label() { if [ "$1" = physical ]; then echo "GPUs ${CUDA_VISIBLE_DEVICES:-(all)}"; else echo "CUSH_VIRTUAL_GPUS=$1"; fi; }
+label() {
+  if [ "$1" != physical ]; then echo "CUSH_VIRTUAL_GPUS=$1"
+  elif [ -n "${CUSH_SANITIZE_GPU_LISTS:-}" ]; then echo "GPUs $(echo $CUSH_SANITIZE_GPU_LISTS | sed 's/ / and /g'), in turn"
+  else echo "GPUs ${CUDA_VISIBLE_DEVICES:-(all)}"; fi
+}
+read -r -a gpu_lists <<<"${CUSH_SANITIZE_GPU_LISTS:-}"
+launched=0  # processes started: the next one takes GPU list launched % ${#gpu_lists[@]}
 
 # The gtest filter of the test binaries' shards: CUSH_SANITIZE_FILTER less the tests run alone.
 shard_filter() {
@@ -95,9 +104,9 @@ list_tests() {
 
 # One binary under one tool: its log in $2, its result ("name N;") in $2.result. $5/$6: the
 # GoogleTest shard it runs, of how many (0 1: all its tests). $7: a test run alone (its name),
-# instead of the binary's shard.
+# instead of the binary's shard. $8: the GPU list it sees (CUSH_SANITIZE_GPU_LISTS), if any.
 sanitize_one() {
-  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} bin args=() extra=() more=() rc count name result start
+  local tool=$1 log=$2 n=$3 entry=$4 shard=$5 shards=$6 test=${7:-} gpus=${8:-} bin args=() extra=() more=() rc count name result start
   start=$(date +%s)
   bin=${entry%%:*}
   name=$(basename "$bin")
@@ -118,9 +127,10 @@ sanitize_one() {
     [ -n "$count_limit" ] && extra+=(--launch-count "$count_limit")
     name+="{launches $skip..$([ -n "$count_limit" ] && echo $((skip + count_limit - 1)) || echo end)}"
   fi
-  echo "=== $name ${args[*]}${CUSH_SANITIZE_ARGS:+ (compute-sanitizer $CUSH_SANITIZE_ARGS)}" >"$log"
+  echo "=== $name ${args[*]}${CUSH_SANITIZE_ARGS:+ (compute-sanitizer $CUSH_SANITIZE_ARGS)}${gpus:+ on GPUs $gpus}" >"$log"
   local virtual=(CUSH_VIRTUAL_GPUS="$n")
   [ "$n" = physical ] && virtual=()  # the GPUs CUDA_VISIBLE_DEVICES shows, each a device of its own
+  [ -n "$gpus" ] && virtual+=(CUDA_VISIBLE_DEVICES="$gpus")
   env "${virtual[@]}" GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards CUSH_TEST_TOOL=$tool timeout "${CUSH_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${extra[@]}" \
     --report-api-errors no --error-exitcode 99 "$bin" "${args[@]}" >>"$log" 2>&1
   rc=$?
@@ -187,10 +197,15 @@ if [[ "$steps" == *" sanitize "* ]]; then
             [[ " $CUSH_SANITIZE_PICK " == *" $picked "* ]] || continue
           fi
           while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+          gpus=""
+          if [ "$n" = physical ] && [ ${#gpu_lists[@]} -gt 0 ]; then
+            gpus=${gpu_lists[$((launched % ${#gpu_lists[@]}))]}
+            launched=$((launched + 1))
+          fi
           if [ -n "$test" ]; then
-            sanitize_one "$tool" "$dir/$name.${test//\//_}.log" "$n" "$entry" 0 1 "$test" &
+            sanitize_one "$tool" "$dir/$name.${test//\//_}.log" "$n" "$entry" 0 1 "$test" "$gpus" &
           else
-            sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" &
+            sanitize_one "$tool" "$dir/$name.$shard.log" "$n" "$entry" "$shard" "$shards" "" "$gpus" &
           fi
         done
       done
