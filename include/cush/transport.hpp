@@ -8,10 +8,11 @@
 ///   messages on NVLink.
 /// - `peer_kernel`: one cush kernel per device stores its pieces over the peer links, and the
 ///   devices order themselves through flags in each other's memory rather than cross-device
-///   events: the fewest host calls, for small messages. Data movements only; reductions, and
-///   lists this kernel cannot take (pieces that must follow others, more than 16 pieces leaving
-///   one device, more than 16 devices), run on `peer`. While its kernels wait for the other
-///   devices they spin on the GPU, as NCCL's do.
+///   events: the fewest host calls, for small messages. An all-reduce runs in two shots (each
+///   device combines its share of every replica, then copies the others' combined shares), a
+///   reduce in one (the root reads every replica). Lists this kernel cannot take (pieces that
+///   must follow others, more than 16 pieces leaving one device, more than 16 devices) run on
+///   `peer`. While its kernels wait for the other devices they spin on the GPU, as NCCL's do.
 /// - `nccl`: NCCL collectives and grouped send/receive on one communicator per set of devices,
 ///   made at the set's first nccl operation and kept for the process (release_communicators()).
 ///   A failure that may leave some devices waiting in a collective for others aborts the

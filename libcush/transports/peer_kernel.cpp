@@ -116,7 +116,61 @@ void PeerGroup::abort() noexcept {
   });
 }
 
+std::vector<std::size_t> peer_reduction_shares(std::size_t count, std::size_t parts, std::size_t granularity) {
+  std::vector<std::size_t> bounds{0};
+  for (const Range& share : even_shares(Range{0, count}, parts, granularity)) bounds.push_back(share.end());
+  return bounds;
+}
+
 namespace {
+
+// Reductions on the kernel: all-reduce shares start on 256-byte bounds (the combine's 16-byte
+// vectors stay aligned in every replica).
+constexpr std::size_t reduction_alignment = 256;
+
+// True if `op` is a reduction the kernel runs itself (an all-reduce or reduce within one plan).
+bool kernel_reduces(const Operation& op) {
+  return (op.kind == Collective::all_reduce || op.kind == Collective::reduce) && op.within_one_plan();
+}
+
+// Enqueues the reduction `op` on `streams`, one kernel per participant (PeerReduction).
+void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group) {
+  const std::size_t p = streams.size();
+  const std::size_t es = op.src.element_size;
+  PeerKernelArgs base;
+  base.group = static_cast<unsigned>(p);
+  base.epoch = group.next_epoch();
+  base.abort = group.abort_word();
+  for (std::size_t j = 0; j < p; ++j) base.peer_flags[j] = group.flags(j);
+  PeerReduction& r = base.reduction;
+  r.kind = op.kind == Collective::all_reduce ? PeerReduction::all_reduce : PeerReduction::reduce;
+  r.type = static_cast<unsigned>(op.type);
+  r.op = static_cast<unsigned>(op.op);
+  r.count = op.part.count;
+  for (std::size_t pos = 0; pos < op.dst.data.size(); ++pos)
+    r.data[streams.of_dst(pos)] = static_cast<std::byte*>(op.dst.data[pos]) + op.part.offset * es;
+  r.root = static_cast<unsigned>(streams.of_dst(op.root));
+  const std::vector<std::size_t> bounds = peer_reduction_shares(r.count, p, std::max<std::size_t>(reduction_alignment / es, 1));
+  std::copy(bounds.begin(), bounds.end(), r.share);
+  try {
+    for (std::size_t k = 0; k < p; ++k) {
+      PeerKernelArgs a = base;
+      a.me = static_cast<unsigned>(k);
+      a.flags = group.flags(k);
+      // The bytes this participant reads: every replica's copy of its share (all-reduce), then
+      // the others' shares; the root of a reduce every replica, the others nothing.
+      std::size_t bytes = 0;
+      if (r.kind == PeerReduction::all_reduce) bytes = (bounds[k + 1] - bounds[k]) * es * p + r.count * es;
+      if (r.kind == PeerReduction::reduce && k == r.root) bytes = r.count * es * p;
+      const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes / bytes_per_block, 1, peer_kernel_max_blocks));
+      DeviceGuard guard(streams.device(k));
+      launch_peer_kernel(a, blocks, streams.work(k));
+    }
+  } catch (...) {
+    group.abort();  // as in execute(): the kernels launched so far return
+    throw;
+  }
+}
 
 struct Piece {
   std::size_t part = 0;  // the participant that pushes it
@@ -206,9 +260,11 @@ class PeerKernel final : public TransportBackend {
     return {};
   }
   Transport fallback() const noexcept override { return Transport::peer; }
-  // Reductions and lists the kernel cannot take run on the peer transport (transport.hpp).
+  // All-reduces and reduces within a plan run as reductions in the kernel; other lists the
+  // kernel cannot take run on the peer transport (transport.hpp).
   void enqueue(const Operation& op, OpStreams& streams) const override {
-    if (!fits(op.list(), streams)) {
+    const bool reduction = kernel_reduces(op) && streams.size() <= peer_kernel_max_devices;
+    if (!reduction && !fits(op.list(), streams)) {
       backend(Transport::peer).enqueue(op, streams);
       return;
     }
@@ -221,7 +277,11 @@ class PeerKernel final : public TransportBackend {
     const std::shared_ptr<PeerGroup> group = PeerGroup::of(ids, work);
     hold(op.src.resources->peer_groups, group);
     hold(op.dst.resources->peer_groups, group);
-    execute(op.list(), op.src.element_size, op.src, op.dst, streams, *group);
+    if (reduction) {
+      execute_reduction(op, streams, *group);
+    } else {
+      execute(op.list(), op.src.element_size, op.src, op.dst, streams, *group);
+    }
   }
 };
 

@@ -34,12 +34,32 @@ struct PeerPiece {
   std::size_t bytes = 0;
 };
 
-// Flags of one device: arrival[j] and done[j] written by participant j, then a block counter.
+// Flags of one device: arrival[j], done[j] and mid[j] written by participant j, then the block
+// counters of the end and of the middle (an all-reduce's two halves).
 struct PeerFlags {
   static constexpr std::size_t arrival = 0;
   static constexpr std::size_t done = peer_kernel_max_devices;
-  static constexpr std::size_t counter = 2 * peer_kernel_max_devices;
-  static constexpr std::size_t words = counter + 1;
+  static constexpr std::size_t mid = 2 * peer_kernel_max_devices;
+  static constexpr std::size_t counter = 3 * peer_kernel_max_devices;
+  static constexpr std::size_t mid_counter = counter + 1;
+  static constexpr std::size_t words = mid_counter + 1;
+};
+
+// A reduction the kernels run in place on the participants' replicas, instead of pieces:
+//  - all_reduce (two-shot): participant k combines elements [share[k], share[k + 1]) of every
+//    replica into its own (reading the others over the links); when every participant has done
+//    so (the mid flags), each copies the others' combined shares into its replica;
+//  - reduce (one-shot): the root combines every replica into its own; the others only wait.
+// Elements are counted from each replica's `data` pointer (the part's first element).
+struct PeerReduction {
+  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2 };
+  unsigned kind = none;
+  unsigned type = 0;  // ElementType
+  unsigned op = 0;    // ReduceOp
+  unsigned root = 0;  // reduce: the participant whose replica receives the result
+  std::size_t count = 0;
+  void* data[peer_kernel_max_devices] = {};                // each participant's replica, by position
+  std::size_t share[peer_kernel_max_devices + 1] = {};     // all_reduce: the shares' element bounds
 };
 
 // The kernel's parameters (passed by value; well under the 4 KiB limit).
@@ -52,9 +72,16 @@ struct PeerKernelArgs {
   const unsigned* abort = nullptr;                      // the group's abort word (host memory)
   unsigned* flags = nullptr;                            // this device's (PeerFlags layout)
   unsigned* peer_flags[peer_kernel_max_devices] = {};  // every participant's, by position
+  PeerReduction reduction;                             // kind none: the pieces above
 };
 
-/// Launches the kernel for one device on `stream` (the current device must be the stream's).
+/// The element bounds of an all-reduce's shares: `parts` shares of `count` elements, each but
+/// the last a multiple of `granularity` elements (bounds[k] to bounds[k + 1] is share k).
+[[nodiscard]] std::vector<std::size_t> peer_reduction_shares(std::size_t count, std::size_t parts,
+                                                             std::size_t granularity);
+
+/// Launches the kernel for one device on `stream` (the current device must be the stream's): the
+/// pieces, or the reduction where args.reduction.kind is not none.
 void launch_peer_kernel(const PeerKernelArgs& args, unsigned blocks, cudaStream_t stream);
 
 /// Loads the kernel into `device`'s context now (once per device and process). With CUDA's lazy

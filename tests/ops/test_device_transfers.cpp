@@ -13,6 +13,7 @@
 
 #include "support/count_sums.hpp"
 #include "ops/device_transfers.hpp"
+#include "transports/peer_kernel.hpp"
 #include "cush/error.hpp"
 #include "cush/reduce.hpp"
 #include "cush/transport.hpp"
@@ -398,4 +399,30 @@ TEST(Simulator, FindsTransfersThatTouchTheSameElementsWithoutAnOrder) {
   const TransferList read_write{cush::Transfer{{0, 0}, {1, 0}, 4, -1, false}, cush::Transfer{{1, 2}, {2, 0}, 2, -1, false}};
   EXPECT_NE(cush_test::unordered_conflict(read_write, true), "");
   EXPECT_EQ(cush_test::unordered_conflict(read_write, false), "");  // two plans: different buffers
+}
+
+// The peer_kernel's all-reduce shares (transports/peer_kernel.hpp): every element in exactly one
+// share, shares in order, each bound on a granule but where the rest (the last partial granule)
+// has gone (after it every bound is the end), as even as granules allow.
+TEST(PeerKernelReduction, SharesCoverThePartOnGranules) {
+  std::mt19937_64 g(49);
+  for (int c = 0; c < cases; ++c) {
+    const std::size_t count = std::uniform_int_distribution<std::size_t>(0, 5000)(g);
+    const std::size_t parts = std::uniform_int_distribution<std::size_t>(1, 16)(g);
+    const std::size_t granularity = std::uniform_int_distribution<std::size_t>(1, 64)(g);
+    const std::vector<std::size_t> b = cush::detail::peer_reduction_shares(count, parts, granularity);
+    ASSERT_EQ(b.size(), parts + 1);
+    ASSERT_EQ(b.front(), 0U);
+    ASSERT_EQ(b.back(), count);
+    std::size_t smallest = count, largest = 0;
+    for (std::size_t k = 0; k < parts; ++k) {
+      ASSERT_LE(b[k], b[k + 1]);
+      if (k + 1 < parts) ASSERT_TRUE(b[k + 1] % granularity == 0 || b[k + 1] == count) << "case " << c << ", share " << k;
+      if (k + 1 < parts) {
+        smallest = std::min(smallest, b[k + 1] - b[k]);
+        largest = std::max(largest, b[k + 1] - b[k]);
+      }
+    }
+    if (parts > 2) ASSERT_LE(largest - smallest, granularity) << "case " << c;
+  }
 }
