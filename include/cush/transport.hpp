@@ -8,9 +8,10 @@
 ///   messages on NVLink.
 /// - `peer_kernel`: one cush kernel per device stores its pieces over the peer links, and the
 ///   devices order themselves through flags in each other's memory rather than cross-device
-///   events: the fewest host calls, for small messages. An all-reduce runs in two shots (each
-///   device combines its share of every replica, then copies the others' combined shares), a
-///   reduce in one (the root reads every replica). Lists this kernel cannot take (pieces that
+///   events: the fewest host calls, for small messages. An all-reduce of up to 512 KiB runs in
+///   one shot (each device copies its replica into a scratch buffer of cush's and combines every
+///   device's), a larger one in two (each device combines its share of every replica, then
+///   copies the others' combined shares), a reduce in one (the root reads every replica). Lists this kernel cannot take (pieces that
 ///   must follow others, more than 16 pieces leaving one device, more than 16 devices) run on
 ///   `peer`. While its kernels wait for the other devices they spin on the GPU, as NCCL's do.
 /// - `nccl`: NCCL collectives and grouped send/receive on one communicator per set of devices,

@@ -66,8 +66,9 @@ PeerGroup::PeerGroup(std::span<const int> devices, std::span<const cudaStream_t>
     for (std::size_t k = 0; k < devices_.size(); ++k) {
       DeviceGuard guard(devices_[k]);
       void* p = nullptr;
-      CUSH_CUDA_CHECK_AT(cudaMalloc(&p, PeerFlags::words * sizeof(unsigned)), "peer_kernel flags on device " +
-                                                                                 std::to_string(devices_[k]));
+      static_assert(PeerFlags::words * sizeof(unsigned) <= scratch_offset, "the flags end before the scratch");
+      CUSH_CUDA_CHECK_AT(cudaMalloc(&p, scratch_offset + 2 * peer_one_shot_max_bytes),
+                         "peer_kernel flags on device " + std::to_string(devices_[k]));
       flags_[k] = static_cast<unsigned*>(p);
       CUSH_CUDA_CHECK(cudaMemsetAsync(p, 0, PeerFlags::words * sizeof(unsigned), streams[k]));
       CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&zeroed[k], cudaEventDisableTiming));
@@ -144,6 +145,9 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
   for (std::size_t j = 0; j < p; ++j) base.peer_flags[j] = group.flags(j);
   PeerReduction& r = base.reduction;
   r.kind = op.kind == Collective::all_reduce ? PeerReduction::all_reduce : PeerReduction::reduce;
+  if (r.kind == PeerReduction::all_reduce && op.part.count * es <= peer_one_shot_max_bytes)
+    r.kind = PeerReduction::all_reduce_one_shot;
+  for (std::size_t k = 0; k < p; ++k) r.scratch[k] = group.scratch(k, base.epoch);
   r.type = static_cast<unsigned>(op.type);
   r.op = static_cast<unsigned>(op.op);
   r.count = op.part.count;
@@ -161,6 +165,7 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
       // the others' shares; the root of a reduce every replica, the others nothing.
       std::size_t bytes = 0;
       if (r.kind == PeerReduction::all_reduce) bytes = (bounds[k + 1] - bounds[k]) * es * p + r.count * es;
+      if (r.kind == PeerReduction::all_reduce_one_shot) bytes = r.count * es * (p + 1);
       if (r.kind == PeerReduction::reduce && k == r.root) bytes = r.count * es * p;
       const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes / bytes_per_block, 1, peer_kernel_max_blocks));
       DeviceGuard guard(streams.device(k));

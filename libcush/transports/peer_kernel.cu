@@ -127,54 +127,65 @@ __device__ __forceinline__ T combine(T x, T y) {
   }
 }
 
-// Elements [begin, end) of every replica combined (in participant order) into replica `into`,
-// 16 bytes at a time where every replica allows it.
+// Elements [begin, end) of every buffer `from` (one per participant) combined in participant
+// order into `into`, 16 bytes at a time where every buffer allows it.
 template <class T, ReduceOp O>
-__device__ void combine_range(const PeerReduction& r, unsigned group, std::size_t begin, std::size_t end,
-                              unsigned into) {
+__device__ void combine_range(void* const* from, void* into, unsigned group, std::size_t begin, std::size_t end) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   constexpr std::size_t per_vector = 16 / sizeof(T);
   bool aligned = true;
   for (unsigned j = 0; j < group; ++j)
-    aligned = aligned && (reinterpret_cast<std::uintptr_t>(static_cast<const T*>(r.data[j]) + begin) & 15U) == 0;
+    aligned = aligned && (reinterpret_cast<std::uintptr_t>(static_cast<const T*>(from[j]) + begin) & 15U) == 0;
+  aligned = aligned && (reinterpret_cast<std::uintptr_t>(static_cast<const T*>(into) + begin) & 15U) == 0;
   std::size_t done = begin;
   if (aligned) {
     const std::size_t vectors = (end - begin) / per_vector;
     for (std::size_t i = first; i < vectors; i += stride) {
-      uint4 acc = reinterpret_cast<const uint4*>(static_cast<const T*>(r.data[0]) + begin)[i];
+      uint4 acc = reinterpret_cast<const uint4*>(static_cast<const T*>(from[0]) + begin)[i];
       T* a = reinterpret_cast<T*>(&acc);
       for (unsigned j = 1; j < group; ++j) {
-        uint4 v = reinterpret_cast<const uint4*>(static_cast<const T*>(r.data[j]) + begin)[i];
+        uint4 v = reinterpret_cast<const uint4*>(static_cast<const T*>(from[j]) + begin)[i];
         const T* b = reinterpret_cast<const T*>(&v);
 #pragma unroll
         for (std::size_t u = 0; u < per_vector; ++u) a[u] = combine<T, O>(a[u], b[u]);
       }
-      reinterpret_cast<uint4*>(static_cast<T*>(r.data[into]) + begin)[i] = acc;
+      reinterpret_cast<uint4*>(static_cast<T*>(into) + begin)[i] = acc;
     }
     done = begin + vectors * per_vector;
   }
   for (std::size_t x = done + first; x < end; x += stride) {
-    T acc = static_cast<const T*>(r.data[0])[x];
-    for (unsigned j = 1; j < group; ++j) acc = combine<T, O>(acc, static_cast<const T*>(r.data[j])[x]);
-    static_cast<T*>(r.data[into])[x] = acc;
+    T acc = static_cast<const T*>(from[0])[x];
+    for (unsigned j = 1; j < group; ++j) acc = combine<T, O>(acc, static_cast<const T*>(from[j])[x]);
+    static_cast<T*>(into)[x] = acc;
   }
 }
 
 template <class T, ReduceOp O>
 __global__ void peer_reduce_kernel(const PeerKernelArgs a) {
   const PeerReduction& r = a.reduction;
+  if (r.kind == PeerReduction::all_reduce_one_shot) {
+    // The replica into this participant's scratch slot; the last block tells the others (the
+    // arrival: this device's earlier work is done too, the kernel started after it), and every
+    // block waits for theirs, then combines every slot into the replica. No end barrier: the
+    // others read only the slot, which is written again two operations later (peer_kernel.hpp).
+    copy_piece(PeerPiece{r.data[a.me], r.scratch[a.me], r.count * sizeof(T)});
+    if (last_block(a, PeerFlags::mid_counter)) tell(a, PeerFlags::arrival);
+    if (!hear(a, PeerFlags::arrival)) return;
+    combine_range<T, O>(r.scratch, r.data[a.me], a.group, 0, r.count);
+    return;
+  }
   if (!arrive(a)) return;
   if (r.kind == PeerReduction::reduce) {
     // One shot: the root reads every replica; the others' replicas stay as they are until it
     // is done (finish).
-    if (a.me == r.root) combine_range<T, O>(r, a.group, 0, r.count, a.me);
+    if (a.me == r.root) combine_range<T, O>(r.data, r.data[r.root], a.group, 0, r.count);
     finish(a);
     return;
   }
   // Two shots. First this participant's share of every replica, into its own replica: the others
   // read and write other shares meanwhile.
-  combine_range<T, O>(r, a.group, r.share[a.me], r.share[a.me + 1], a.me);
+  combine_range<T, O>(r.data, r.data[a.me], a.group, r.share[a.me], r.share[a.me + 1]);
   // Every block then waits until every participant has combined its share (the mid flags):
   // only then may this replica's other shares be overwritten (their owners have read them) and
   // the others' combined shares be read.

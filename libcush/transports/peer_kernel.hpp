@@ -45,14 +45,22 @@ struct PeerFlags {
   static constexpr std::size_t words = mid_counter + 1;
 };
 
+/// An all-reduce of at most this many bytes runs in one shot (PeerReduction::all_reduce_one_shot).
+inline constexpr std::size_t peer_one_shot_max_bytes = std::size_t{512} << 10;
+
 // A reduction the kernels run in place on the participants' replicas, instead of pieces:
+//  - all_reduce_one_shot (small parts): each participant copies its replica into its scratch
+//    (the group's, one of two slots by the epoch's parity), tells the others, then combines every
+//    participant's scratch into its own replica. One barrier: nobody reads another's replica, and
+//    a slot is written again two operations later, when every participant has started the
+//    operation in between and so has finished reading it;
 //  - all_reduce (two-shot): participant k combines elements [share[k], share[k + 1]) of every
 //    replica into its own (reading the others over the links); when every participant has done
 //    so (the mid flags), each copies the others' combined shares into its replica;
 //  - reduce (one-shot): the root combines every replica into its own; the others only wait.
 // Elements are counted from each replica's `data` pointer (the part's first element).
 struct PeerReduction {
-  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2 };
+  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2, all_reduce_one_shot = 3 };
   unsigned kind = none;
   unsigned type = 0;  // ElementType
   unsigned op = 0;    // ReduceOp
@@ -60,6 +68,7 @@ struct PeerReduction {
   std::size_t count = 0;
   void* data[peer_kernel_max_devices] = {};                // each participant's replica, by position
   std::size_t share[peer_kernel_max_devices + 1] = {};     // all_reduce: the shares' element bounds
+  void* scratch[peer_kernel_max_devices] = {};             // all_reduce_one_shot: this epoch's slots
 };
 
 // The kernel's parameters (passed by value; well under the 4 KiB limit).
@@ -102,6 +111,12 @@ class PeerGroup {
 
   [[nodiscard]] std::size_t size() const noexcept { return devices_.size(); }
   [[nodiscard]] unsigned* flags(std::size_t part) const { return flags_.at(part); }
+  /// The scratch slot (peer_one_shot_max_bytes) of `part` for an operation of `epoch`: two per
+  /// participant, beside its flags, used by turns.
+  [[nodiscard]] void* scratch(std::size_t part, unsigned epoch) const {
+    return reinterpret_cast<std::byte*>(flags_.at(part)) + scratch_offset + (epoch % 2) * peer_one_shot_max_bytes;
+  }
+  static constexpr std::size_t scratch_offset = 256;  // after the flags, 16-byte aligned
   [[nodiscard]] const unsigned* abort_word() const noexcept { return abort_; }
   /// The epoch of the next operation (never 0, which is the flags' initial value).
   unsigned next_epoch();
