@@ -58,7 +58,10 @@ def main(argv=None):
                 continue
             except ValueError:
                 pass
-            closed, kept = gbench.close_cut(text)  # ValueError: nothing to keep
+            try:
+                closed, kept = gbench.close_cut(text)
+            except ValueError as e:
+                sys.exit(f"{path}: {e}; left as it is")
             with open(path, "w") as f:
                 f.write(closed)
             print(f"{path}: cut by a time limit; closed after its last whole entry ({kept} entries kept)")
