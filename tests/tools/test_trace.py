@@ -106,6 +106,24 @@ class Trace(unittest.TestCase):
         self.assertIn("| 1 | 4 | 150.0 | 100.0 | 50.0 | 2 | 8.0 | 1 | 10.0 |", text)
         self.assertEqual(trace.render_steps(acts, "nothing"), "No kernel named like 'nothing' ran twice on a device.\n")
 
+    def test_steps_start_only_at_the_long_launches_of_a_kernel_launched_several_times(self):
+        # One device, 4 steps of 360 µs: the interior (340 µs), then two 4 µs boundary launches of
+        # the same kernel; cut at every launch, a "step" would be a few µs.
+        acts = []
+        for k in range(4):
+            t = k * 360000
+            acts += [trace.Activity(t, t + 340000, 0, 7, "kernel esoteric_kernel<half>"),
+                     trace.Activity(t + 341000, t + 345000, 0, 7, "kernel esoteric_kernel<half>"),
+                     trace.Activity(t + 346000, t + 350000, 0, 7, "kernel esoteric_kernel<half>")]
+        self.assertEqual(trace.steps(acts, "esoteric")[0]["steps"], 11)
+        found = trace.steps(acts, "esoteric", min_ns=100000)[0]
+        self.assertEqual(found, dict(step=360000, kernel=340000, between=20000, other_kernels=2,
+                                     other_kernels_busy=8000, copies=0, copies_busy=0, steps=3))
+        text = trace.render_steps(acts, "esoteric", min_us=100)
+        self.assertIn("named like 'esoteric' lasting at least 100 µs", text)
+        self.assertIn("| 0 | 3 | 360.0 | 340.0 | 20.0 | 2 | 8.0 | 0 | 0.0 |", text)
+        self.assertIn("lasting at least 500 µs ran twice", trace.render_steps(acts, "esoteric", min_us=500))
+
     def test_union_counts_overlapping_time_once(self):
         self.assertEqual(trace.union_ns([(0, 10), (5, 20), (30, 40)]), 30)
         self.assertEqual(trace.union_ns([]), 0)

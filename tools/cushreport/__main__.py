@@ -6,7 +6,7 @@
     compare --before <json>... --after <json>... the same benchmarks on two builds (compare.py)
     trace <sqlite|csv> [--gap-us 20] [--rows 60] one operation's copies and kernels in an
                                                  Nsight Systems trace or tools/trace's CSV (trace.py);
-          [--step-kernel NAME]                   or an iterative program's steps
+          [--step-kernel NAME [--step-min-us US]]  or an iterative program's steps
     close <json> [<json> ...]                    a benchmark file cut by a time limit, closed
                                                  after its last whole entry (in place)
 """
@@ -38,6 +38,8 @@ def main(argv=None):
     traced.add_argument("--gap-us", type=float, default=20.0, help="idle time that separates operations (µs)")
     traced.add_argument("--rows", type=int, default=60, help="activities listed at most")
     traced.add_argument("--step-kernel", help="cut the trace into steps at each start of the kernel named like this")
+    traced.add_argument("--step-min-us", type=float, default=0.0,
+                        help="with --step-kernel: only its launches at least this long start a step (µs)")
     closing = commands.add_parser("close", help="close a benchmark JSON file cut by a time limit (in place)")
     closing.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
     args = parser.parse_args(argv)
@@ -45,7 +47,7 @@ def main(argv=None):
     if args.command == "report":
         report.run(args.results, args.root)
     elif args.command == "trace" and args.step_kernel:
-        sys.stdout.write(trace.render_steps(trace.load(args.sqlite), args.step_kernel))
+        sys.stdout.write(trace.render_steps(trace.load(args.sqlite), args.step_kernel, args.step_min_us))
     elif args.command == "trace":
         sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows))
     elif args.command == "close":
