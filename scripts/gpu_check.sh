@@ -30,8 +30,9 @@
 #                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
 #                "2 <all>", on the first GPUs), halo (bench_halo), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
-#     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases (e.g.
-#                CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak series)
+#     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
+#                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
+#                series; CUSH_MULTI_FILTER_halo='/(2048|4096)/': the large faces)
 #     CUSH_MULTI_TIMEOUT  seconds per part (default: per part, 120-400 s; all parts take longer
 #                than 10 minutes); CUSH_MULTI_REPETITIONS (default 3)
 #   profile (step): a trace (tools/trace: CUPTI's copies, kernels, memsets) of each benchmark row in CUSH_PROFILE_ROWS,
@@ -259,7 +260,7 @@ if has multi; then
           note "multi device_ops, GPUs $visible: rc $? ($(elapsed))"
         done ;;
       halo)
-        timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" \
+        timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" --benchmark_filter="${CUSH_MULTI_FILTER_halo:-.}" \
           --benchmark_out="$OUT/multi_gpu_${call}_halo.json" --benchmark_out_format=json >"$OUT/multi_halo.log" 2>&1
         note "multi halo: rc $? ($(elapsed))" ;;
       *)

@@ -99,6 +99,11 @@ void launch_peer_kernel(const PeerKernelArgs& args, unsigned blocks, cudaStream_
 /// idle. Plans call it for their devices when they are made.
 void preload_peer_kernel(int device);
 
+/// The allocations (flags on each device, the abort word) that peer_kernel groups hold now, in
+/// all the process: 0 once every plan that used the transport is gone (tests check this after
+/// each run of a fault walk; a constructor that throws must free what it made).
+[[nodiscard]] std::size_t peer_group_allocations() noexcept;
+
 /// The flags and epoch of one participant group. Created on first use, shared by the plans that
 /// used it, freed when the last of them is destroyed.
 class PeerGroup {

@@ -103,12 +103,13 @@ ChildReport run_child(const std::string& child_test, const std::string& call, co
 }
 
 // Children run side by side: each compares its own memory with the counting child's, which
-// only CUSH_TEST_MEMORY=process keeps apart from the other children's (CUSH_FRESH_JOBS sets how
-// many; default 4 then, else 1).
+// only CUSH_TEST_MEMORY=process keeps apart from the other children's; under a CUDA tool no child
+// compares memory (the tool's leak check stands in), and one at a time under memcheck took over
+// 1,000 s on 2 x H200 (CUSH_FRESH_JOBS sets how many; default 4 then, else 1).
 std::size_t side_by_side() {
   if (const char* jobs = std::getenv("CUSH_FRESH_JOBS"); jobs != nullptr && *jobs != '\0')
     return std::max<std::size_t>(1, std::stoull(jobs));
-  return process_memory_mode() ? 4 : 1;
+  return process_memory_mode() || under_cuda_tool() ? 4 : 1;
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ void run_fresh_process_child(const std::function<void()>& scenario);
 /// faults, with the same objects loaded for the process) must equal the counting child's: a
 /// failure leaked nothing. Under a CUDA tool the free memory is left to the tool's leak check.
 /// With CUSH_TEST_MEMORY=process each child counts only its own memory, and 4 children run side
-/// by side (CUSH_FRESH_JOBS); otherwise one at a time.
+/// by side (CUSH_FRESH_JOBS), as under a CUDA tool; otherwise one at a time.
 /// The sites failed are recorded as walk_faults records them (CUSH_FAULT_SITES). Prints the counts.
 FaultWalk walk_in_fresh_processes(const std::string& name, const std::string& child_test);
 

@@ -1,4 +1,6 @@
 """cushreport.gbench: the one Google Benchmark JSON loader (no NumPy needed)."""
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -83,6 +85,27 @@ class CloseCut(unittest.TestCase):
         closed, kept = gbench.close_cut(cut)
         self.assertEqual(kept, 1)
         self.assertEqual(json.loads(closed)["benchmarks"], self.ROWS[:1])
+
+    def test_the_command_closes_a_cut_file_in_place_and_leaves_the_others(self):
+        from cushreport.__main__ import main
+        text = written(self.ROWS)
+        with tempfile.TemporaryDirectory() as d:
+            cut, whole, empty = (os.path.join(d, name) for name in ("cut.json", "whole.json", "empty.json"))
+            for path, content in ((cut, text[:text.rindex("\n  ]")]), (whole, text), (empty, '{"benchmarks": [')):
+                with open(path, "w") as f:
+                    f.write(content)
+            with contextlib.redirect_stdout(io.StringIO()) as said:
+                main(["close", whole, cut])
+            self.assertIn("whole.json: whole, left as it is", said.getvalue())
+            self.assertIn("cut.json: cut by a time limit; closed after its last whole entry (2 entries kept)", said.getvalue())
+            self.assertEqual(gbench.load(cut).context["cut"], True)
+            self.assertEqual(len(gbench.load(cut).rows), 2)
+            with open(whole) as f:
+                self.assertEqual(f.read(), text)  # untouched
+            with self.assertRaisesRegex(SystemExit, "no benchmark ended"):
+                main(["close", empty])
+            with open(empty) as f:
+                self.assertEqual(f.read(), '{"benchmarks": [')
 
     def test_nothing_to_keep_is_an_error(self):
         text = written(self.ROWS)

@@ -86,6 +86,44 @@ class Trace(unittest.TestCase):
         self.assertIn("4 activities in 10.0 µs. Bursts like it start every 100.0 µs (median): the GPUs are idle 90.0 µs", text)
         self.assertIn("Bursts like it: 3, median 10.0 µs", text)
 
+    def test_an_iterative_program_is_cut_into_steps_at_its_main_kernel(self):
+        # Two devices, 5 steps of 150 µs: a 100 µs stencil, then two 5 µs ghost kernels (the
+        # second overlapping the first by 2 µs) and a 10 µs copy to the other device.
+        acts = []
+        for d in (0, 1):
+            for k in range(5):
+                t = k * 150000 + d * 1000
+                acts += [trace.Activity(t, t + 100000, d, 7, "kernel void stencil<float>(float*)"),
+                         trace.Activity(t + 101000, t + 106000, d, 7, "kernel ghosts"),
+                         trace.Activity(t + 104000, t + 109000, d, 8, "kernel ghosts"),
+                         trace.Activity(t + 110000, t + 120000, d, 9, "copy PtoP", 2 << 20, d, 1 - d)]
+        acts.sort(key=lambda a: (a.start, a.end))
+        found = trace.steps(acts, "stencil")
+        self.assertEqual(sorted(found), [0, 1])
+        self.assertEqual(found[0], dict(step=150000, kernel=100000, between=50000, other_kernels=2,
+                                        other_kernels_busy=8000, copies=1, copies_busy=10000, steps=4))
+        text = trace.render_steps(acts, "stencil")
+        self.assertIn("| 1 | 4 | 150.0 | 100.0 | 50.0 | 2 | 8.0 | 1 | 10.0 |", text)
+        self.assertEqual(trace.render_steps(acts, "nothing"), "No kernel named like 'nothing' ran twice on a device.\n")
+
+    def test_steps_start_only_at_the_long_launches_of_a_kernel_launched_several_times(self):
+        # One device, 4 steps of 360 µs: the interior (340 µs), then two 4 µs boundary launches of
+        # the same kernel; cut at every launch, a "step" would be a few µs.
+        acts = []
+        for k in range(4):
+            t = k * 360000
+            acts += [trace.Activity(t, t + 340000, 0, 7, "kernel esoteric_kernel<half>"),
+                     trace.Activity(t + 341000, t + 345000, 0, 7, "kernel esoteric_kernel<half>"),
+                     trace.Activity(t + 346000, t + 350000, 0, 7, "kernel esoteric_kernel<half>")]
+        self.assertEqual(trace.steps(acts, "esoteric")[0]["steps"], 11)
+        found = trace.steps(acts, "esoteric", min_ns=100000)[0]
+        self.assertEqual(found, dict(step=360000, kernel=340000, between=20000, other_kernels=2,
+                                     other_kernels_busy=8000, copies=0, copies_busy=0, steps=3))
+        text = trace.render_steps(acts, "esoteric", min_us=100)
+        self.assertIn("named like 'esoteric' lasting at least 100 µs", text)
+        self.assertIn("| 0 | 3 | 360.0 | 340.0 | 20.0 | 2 | 8.0 | 0 | 0.0 |", text)
+        self.assertIn("lasting at least 500 µs ran twice", trace.render_steps(acts, "esoteric", min_us=500))
+
     def test_union_counts_overlapping_time_once(self):
         self.assertEqual(trace.union_ns([(0, 10), (5, 20), (30, 40)]), 30)
         self.assertEqual(trace.union_ns([]), 0)

@@ -5,7 +5,8 @@
     summarize <name> <json> [<json> ...]         print a run's Markdown summary (summaries/)
     compare --before <json>... --after <json>... the same benchmarks on two builds (compare.py)
     trace <sqlite|csv> [--gap-us 20] [--rows 60] one operation's copies and kernels in an
-                                                 Nsight Systems trace or tools/trace's CSV (trace.py)
+                                                 Nsight Systems trace or tools/trace's CSV (trace.py);
+          [--step-kernel NAME [--step-min-us US]]  or an iterative program's steps
     close <json> [<json> ...]                    a benchmark file cut by a time limit, closed
                                                  after its last whole entry (in place)
 """
@@ -36,12 +37,17 @@ def main(argv=None):
     traced.add_argument("sqlite", help="nsys export --type sqlite of the trace, or the CSV of tools/trace")
     traced.add_argument("--gap-us", type=float, default=20.0, help="idle time that separates operations (µs)")
     traced.add_argument("--rows", type=int, default=60, help="activities listed at most")
+    traced.add_argument("--step-kernel", help="cut the trace into steps at each start of the kernel named like this")
+    traced.add_argument("--step-min-us", type=float, default=0.0,
+                        help="with --step-kernel: only its launches at least this long start a step (µs)")
     closing = commands.add_parser("close", help="close a benchmark JSON file cut by a time limit (in place)")
     closing.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
     args = parser.parse_args(argv)
 
     if args.command == "report":
         report.run(args.results, args.root)
+    elif args.command == "trace" and args.step_kernel:
+        sys.stdout.write(trace.render_steps(trace.load(args.sqlite), args.step_kernel, args.step_min_us))
     elif args.command == "trace":
         sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows))
     elif args.command == "close":
@@ -54,7 +60,10 @@ def main(argv=None):
                 continue
             except ValueError:
                 pass
-            closed, kept = gbench.close_cut(text)  # ValueError: nothing to keep
+            try:
+                closed, kept = gbench.close_cut(text)
+            except ValueError as e:
+                sys.exit(f"{path}: {e}; left as it is")
             with open(path, "w") as f:
                 f.write(closed)
             print(f"{path}: cut by a time limit; closed after its last whole entry ({kept} entries kept)")

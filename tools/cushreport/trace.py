@@ -9,6 +9,14 @@ destination device, each kernel, with start, length, bytes and rate, then per pa
 bytes moved and the time their copies took together (their union: overlapping copies count once).
 
     python3 -m cushreport trace <file.sqlite | file.csv> [--gap-us 20] [--rows 60]
+    python3 -m cushreport trace <file> --step-kernel <name> [--step-min-us 0]   an iterative program, step by step
+
+With --step-kernel the trace is cut into steps on each device at every start of the kernel whose
+name contains <name> (a time step's main kernel): per device, the medians of the step's length,
+that kernel's, the time from its end to the next step, and the other kernels and copies in
+between (how an exchange between two steps spends its time). Where one step launches that kernel
+several times (an interior and its boundary slabs), --step-min-us keeps only the launches at least
+that long as the steps' starts; the shorter ones count among the other kernels.
 
 The two inputs give the same activities: the SQLite export's tables CUPTI_ACTIVITY_KIND_MEMCPY and
 CUPTI_ACTIVITY_KIND_KERNEL (names from StringIds), or the CSV's rows (header `kind,start_ns,end_ns,
@@ -174,6 +182,51 @@ def union_ns(intervals):
             total += e - end
             end = e
     return total
+
+
+def steps(activities, kernel, min_ns=0):
+    """The steps of an iterative program on each device, cut at every start of a kernel whose
+    name contains `kernel` (the step's main kernel, e.g. a stencil) and that ran at least `min_ns`
+    (shorter launches of it count among the other kernels): {device: medians over its
+    steps (the last step, which has no next, left out) of the step's length, the main kernel's
+    length, the time from its end to the next step's start, and the other kernels and the copies
+    the device ran in between (count, and busy time: overlapping ones counted once), with the
+    steps counted}. Devices where the kernel ran fewer than twice are left out."""
+    out = {}
+    for device in sorted({a.device for a in activities}):
+        mine = [a for a in activities if a.device == device]
+        mains = [a for a in mine if not a.is_copy and a.name.startswith("kernel") and kernel in a.name
+                 and a.end - a.start >= min_ns]
+        if len(mains) < 2:
+            continue
+        rows = []
+        for a, b in zip(mains, mains[1:]):
+            between = [x for x in mine if a.end <= x.start < b.start and x is not a]
+            others = [x for x in between if not x.is_copy and x.name.startswith("kernel")]
+            copies = [x for x in between if x.is_copy]
+            rows.append((b.start - a.start, a.end - a.start, b.start - a.end, len(others),
+                         union_ns([(x.start, x.end) for x in others]), len(copies),
+                         union_ns([(x.start, x.end) for x in copies])))
+        medians = [statistics.median(column) for column in zip(*rows)]
+        out[device] = dict(zip(("step", "kernel", "between", "other_kernels", "other_kernels_busy", "copies",
+                                "copies_busy"), medians), steps=len(rows))
+    return out
+
+
+def render_steps(activities, kernel, min_us=0.0):
+    """Markdown: steps() as a table, a row per device."""
+    found = steps(activities, kernel, min_us * 1000)
+    longer = f" lasting at least {min_us:g} µs" if min_us > 0 else ""
+    if not found:
+        return f"No kernel named like '{kernel}'{longer} ran twice on a device.\n"
+    lines = [f"Steps cut at each start of the kernel named like '{kernel}'{longer} (medians over the steps):", "",
+             "| device | steps | step µs | that kernel µs | end of it to the next step µs | other kernels | "
+             "their busy µs | copies | their busy µs |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for device, m in found.items():
+        lines.append(f"| {device} | {m['steps']} | {m['step'] / 1e3:,.1f} | {m['kernel'] / 1e3:,.1f} | "
+                     f"{m['between'] / 1e3:,.1f} | {m['other_kernels']:g} | {m['other_kernels_busy'] / 1e3:,.1f} | "
+                     f"{m['copies']:g} | {m['copies_busy'] / 1e3:,.1f} |")
+    return "\n".join(lines) + "\n"
 
 
 def render(activities, gap_us=20.0, rows=60):
