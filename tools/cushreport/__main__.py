@@ -43,7 +43,7 @@ def main(argv=None):
     if args.command == "report":
         report.run(args.results, args.root)
     elif args.command == "trace":
-        sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows))
+        sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows, trace.load_api(args.sqlite)))
     elif args.command == "close":
         for path in args.json:
             with open(path) as f:
