@@ -73,7 +73,7 @@ struct Loaded {
   std::unique_ptr<V> v;
   fft::Complex* host = nullptr;
   ~Loaded() {
-    if (host != nullptr) cudaFreeHost(host);  // no throw in a destructor; a failure here is moot
+    if (host != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeHost(host));  // a destructor: reported, not thrown
   }
 };
 
