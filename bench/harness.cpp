@@ -79,6 +79,17 @@ void add_context() {
   }
 }
 
+detail::Kept& detail::kept_slot() {
+  static Kept slot;
+  return slot;
+}
+
+void forget_kept() {
+  detail::Kept& slot = detail::kept_slot();
+  slot.thing.reset();
+  slot.key.clear();
+}
+
 int run(int argc, char** argv, const char* program, void (*register_benchmarks)()) {
   benchmark::Initialize(&argc, argv);
   if (cush::DeviceSet::available() == 0) {
@@ -93,6 +104,7 @@ int run(int argc, char** argv, const char* program, void (*register_benchmarks)(
   add_context();
   register_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
+  forget_kept();  // while CUDA is still up
   benchmark::Shutdown();
   return 0;
 }

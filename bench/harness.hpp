@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,9 +88,43 @@ int gpus_for_rows();
 /// Synchronizes every device of `devices` (throws on a failed one).
 void synchronize(std::span<const int> devices);
 
+/// What a benchmark row sets up (plans, buffers, data loaded onto the GPUs), kept for the row's
+/// next call. Google Benchmark calls a row's function several times: while it grows the iteration
+/// count to the minimum time, then once per repetition; a row whose set-up takes seconds (the FFT
+/// at 2^28: its plans and 2 GiB loaded) spent most of its time setting up. The thing kept under
+/// `key` is returned; for another key the kept one is freed first (so that `make` sees the GPUs'
+/// memory without it), then `make` runs; a null from `make` is returned and nothing is kept.
+/// run() frees the last one before it returns.
+template <class T, class Make>
+T* kept(const std::string& key, Make&& make);
+
+/// Frees what kept() holds (run() calls it).
+void forget_kept();
+
 /// The main() of every benchmark binary: says so and exits 0 without GPUs; otherwise adds the
 /// context (with virtual GPUs: "virtual_gpus", and it says that multi-GPU rows are left out),
 /// calls `register_benchmarks` and runs what the command line selects.
 int run(int argc, char** argv, const char* program, void (*register_benchmarks)());
+
+namespace detail {
+struct Kept {
+  std::string key;
+  std::shared_ptr<void> thing;
+};
+Kept& kept_slot();
+}  // namespace detail
+
+template <class T, class Make>
+T* kept(const std::string& key, Make&& make) {
+  detail::Kept& slot = detail::kept_slot();
+  if (slot.thing && slot.key == key) return static_cast<T*>(slot.thing.get());
+  slot.thing.reset();
+  slot.key.clear();
+  std::unique_ptr<T> made = make();
+  if (!made) return nullptr;
+  slot.thing = std::shared_ptr<T>(std::move(made));
+  slot.key = key;
+  return static_cast<T*>(slot.thing.get());
+}
 
 }  // namespace cush_bench

@@ -35,7 +35,8 @@
 #                series; CUSH_MULTI_FILTER_halo='/(2048|4096)/': the large faces)
 #     CUSH_MULTI_TIMEOUT  seconds per part (default: per part, 120-400 s; all parts take longer
 #                than 10 minutes); CUSH_MULTI_REPETITIONS (default 3)
-#   profile (step): a trace (tools/trace: CUPTI's copies, kernels, memsets) of each benchmark row in CUSH_PROFILE_ROWS,
+#   profile (step): a trace (tools/trace: CUPTI's copies, kernels, memsets, and the host's runtime
+#                calls) of each benchmark row in CUSH_PROFILE_ROWS,
 #                space-separated <binary>:<filter> pairs (default: the 4-GPU broadcast at 1 GiB and
 #                the all-to-all at 16 MiB, cush's and the reference's, and 4-GPU advection at 512^3,
 #                cush's and raw CUDA's), each summarized by `cushreport trace` (the typical
@@ -219,7 +220,7 @@ if has profile; then
     i=0
     for row in ${CUSH_PROFILE_ROWS:-$default_rows}; do
       i=$((i + 1)); bin=${row%%:*}; filter=${row#*:}; base="$OUT/profile_$i"
-      CUDA_INJECTION64_PATH=$tracer CUSH_TRACE_OUT="$base.csv" CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.02} \
+      CUDA_INJECTION64_PATH=$tracer CUSH_TRACE_OUT="$base.csv" CUSH_TRACE_API=1 CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.02} \
         timeout 180 "$build/bench/$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 >"$base.log" 2>&1
       rc=$?
       { echo "### $bin, $filter"; echo; PYTHONPATH="$PWD/tools" python3 -m cushreport trace "$base.csv"; echo; } >"$base.md" 2>&1

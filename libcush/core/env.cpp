@@ -39,6 +39,8 @@ constexpr Variable variable_table[] = {
      "a transport table file (TransportTable::save) to use instead of the built-in one"},
     {"CUSH_STAGING_PEER_CHUNK_MIB", Unit::mib, Scope::library, 16, 1, 1 << 20,
      "bytes per pinned slot of the host_staging transport"},
+    {"CUSH_LOCAL_AUX_MIN_KIB", Unit::kib, Scope::library, 1024, 0, 1 << 30,
+     "a device's copy within itself, beside its copies to other devices, gets a second stream from this size"},
     // Halo exchanges (docs/grid.md).
     {"CUSH_HALO_PIPELINE_MIB", Unit::mib, Scope::library, 256, 0, 1 << 30,
      "strided faces packed into a peer from this size up are sent in slabs, pipelined"},

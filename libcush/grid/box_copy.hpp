@@ -5,8 +5,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <span>
 
 #include "cush/grid.hpp"
+#include "grid/step_batches.hpp"
 
 namespace cush::detail {
 
@@ -29,5 +31,18 @@ void preload_box_copy(int device);
 /// At most `max_blocks` thread blocks (fewer leave room for a kernel running beside it).
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
                      cudaStream_t stream, unsigned max_blocks = box_copy_max_blocks);
+
+/// One box of a batch: `size` cells from `src` to `dst`.
+struct BoxCopy {
+  BoxSide src;
+  BoxSide dst;
+  Extent3 size{};
+};
+
+/// The boxes (at most box_copy_max_batch, grid/step_batches.hpp; none may write what another
+/// reads or writes) copied by one kernel launch on `stream`, at most `max_blocks` thread blocks
+/// in all. Empty boxes are left out; a single box is launch_box_copy.
+void launch_box_copies(std::span<const BoxCopy> boxes, std::size_t element_size, cudaStream_t stream,
+                       unsigned max_blocks = box_copy_max_blocks);
 
 }  // namespace cush::detail

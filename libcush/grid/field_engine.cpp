@@ -11,6 +11,7 @@
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "grid/box_copy.hpp"
+#include "grid/step_batches.hpp"
 
 namespace cush::detail {
 
@@ -106,17 +107,40 @@ void FieldEngine::run_step(const ExchangeStep& s, std::span<void* const> data, c
   }
 }
 
+void FieldEngine::run_batch(std::span<const Instruction> batch, std::span<void* const> data, cudaStream_t stream,
+                            unsigned max_blocks) const {
+  const DeviceGuard guard(devices_[batch.front().step.stream]);
+  BoxCopy boxes[box_copy_max_batch];
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const ExchangeStep& s = batch[k].step;
+    boxes[k] = BoxCopy{BoxSide{buffer(s.src.buffer, data), s.src.alloc, s.src.lo},
+                       BoxSide{buffer(s.dst.buffer, data), s.dst.alloc, s.dst.lo}, s.size};
+  }
+  launch_box_copies(std::span<const BoxCopy>(boxes, batch.size()), element_size_, stream, max_blocks);
+}
+
 void FieldEngine::enqueue(std::span<const Instruction> list, std::span<void* const> data,
                           std::span<const cudaStream_t> blocks) const {
-  for (const Instruction& in : list) {
+  for (std::size_t i = 0; i < list.size();) {
+    const Instruction& in = list[i];
     const cudaStream_t on = stream(in.stream, blocks);
+    // Box copies on one stream that do not touch each other's cells run as one launch.
+    const std::size_t end = batch_end(list, i);
     switch (in.op) {
-      case Instruction::Op::step:
-        run_step(in.step, data, on, in.throttled ? pack_blocks_.at(in.step.stream) : box_copy_max_blocks);
+      case Instruction::Op::step: {
+        const unsigned max_blocks = in.throttled ? pack_blocks_.at(in.step.stream) : box_copy_max_blocks;
+        if (end - i > 1) {
+          run_batch(list.subspan(i, end - i), data, on, max_blocks);
+          i = end;
+          continue;
+        }
+        run_step(in.step, data, on, max_blocks);
         break;
+      }
       case Instruction::Op::record: events_[in.event].record(on); break;
       case Instruction::Op::wait: events_[in.event].wait_in(on); break;
     }
+    ++i;
   }
 }
 

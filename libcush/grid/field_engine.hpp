@@ -46,6 +46,9 @@ class FieldEngine {
  private:
   void enqueue(std::span<const Instruction> list, std::span<void* const> data, std::span<const cudaStream_t> blocks) const;
   void run_step(const ExchangeStep& s, std::span<void* const> data, cudaStream_t stream, unsigned max_blocks) const;
+  /// Box copies on one stream, none touching another's cells (grid/step_batches.hpp), as one launch.
+  void run_batch(std::span<const Instruction> batch, std::span<void* const> data, cudaStream_t stream,
+                 unsigned max_blocks) const;
   [[nodiscard]] cudaStream_t stream(const ScheduleStream& s, std::span<const cudaStream_t> blocks) const;
   [[nodiscard]] void* buffer(const BufferRef& b, std::span<void* const> data) const;
   void drain(std::span<const cudaStream_t> blocks) const noexcept;

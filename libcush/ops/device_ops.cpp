@@ -16,11 +16,14 @@ namespace {
 
 using Impl = PlanAccess::Impl;
 
-// A relayed broadcast (three or more devices) from this size, in rounds of the chunk's bytes per
-// device. On 4 x H200 the earlier split (the root sent 1.5 x the part, unpipelined) lost to the
-// root's plain copies at 1 MiB (87.5 against 28.8 µs) and won at 16 MiB (124 against 152 µs):
-// the relay starts at 16 MiB. The chunk is not yet tuned by a measurement (docs/device_ops.md).
+// A relayed broadcast (three or more devices, along a chain) from this size. On 4 x H200 an
+// earlier split (the root sent 1.5 x the part, unpipelined) lost to the root's plain copies at
+// 1 MiB (87.5 against 28.8 µs) and won at 16 MiB (124 against 152 µs): the relay starts at 16 MiB.
+// Its rounds are an eighth of the part, from 2 to 16 MiB: the last device of the chain starts
+// p - 2 rounds after the first, so smaller rounds fill the chain sooner, and each round costs a
+// copy and an event per link. Neither is tuned by a measurement yet (docs/device_ops.md).
 constexpr std::size_t device_split_broadcast_min_bytes = std::size_t{16} << 20;
+constexpr std::size_t device_relay_min_chunk_bytes = std::size_t{2} << 20;
 constexpr std::size_t device_relay_chunk_bytes = std::size_t{16} << 20;
 // All-reduce shares start on 256-byte boundaries, where the combine kernel runs vectorized.
 constexpr std::size_t all_reduce_alignment = 256;
@@ -180,8 +183,10 @@ void broadcast_plan(PlanBase& plan_base, std::size_t root, const CommOptions& op
   check_replicated(plan, "plan", "a broadcast", where);
   check_root(root, plan.devices.size(), where);
   const std::size_t n = plan.layout.size();
-  const bool split = n * plan.element_size >= device_split_broadcast_min_bytes;
-  const std::size_t chunk = std::max<std::size_t>(device_relay_chunk_bytes / plan.element_size, 1);
+  const std::size_t bytes = n * plan.element_size;
+  const bool split = bytes >= device_split_broadcast_min_bytes;
+  const std::size_t round_bytes = std::clamp(bytes / 8, device_relay_min_chunk_bytes, device_relay_chunk_bytes);
+  const std::size_t chunk = std::max<std::size_t>(round_bytes / plan.element_size, 1);
   Operation op =
       operation(Collective::broadcast, plan, plan, device_broadcast_transfers(plan.layout, root, Range{0, n}, split, chunk));
   op.root = root;

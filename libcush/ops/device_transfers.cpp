@@ -217,33 +217,22 @@ TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, 
     }
     return list;
   }
-  // Relay: one share per other device (the i-th after the root takes share i), each cut into
-  // rounds of at most `chunk` elements. Round r: the root sends every device round r of its
-  // share, then every device forwards its round r to the others once it has landed. The root
-  // sends the part once; each device's stream forwards round r while the root sends round r + 1.
-  const std::vector<Range> shares = detail::even_shares(part, p - 1, 1);
+  // Relay along a chain: the root sends the part to the next device in rounds of at most `chunk`
+  // elements, and each device forwards every round to the device after it as soon as the round
+  // has landed (`after`). Each device receives the part once, from one sender, and all links of
+  // the chain carry a round at the same time. (The earlier relay gave each device a share to
+  // forward to all others; a trace on 4 x H200 showed three senders writing into one device at a
+  // time while the others waited, 2.8 x one link's time: docs/results/profiles_2026-11-27.md.)
   const std::size_t step = chunk == 0 ? part.count : chunk;
-  std::size_t rounds = 0;
-  for (const Range& share : shares) rounds = std::max(rounds, (share.count + step - 1) / step);
-  std::vector<int> landed(p - 1, -1);
-  for (std::size_t r = 0; r < rounds; ++r) {
-    for (std::size_t i = 0; i + 1 < p; ++i) {
-      landed[i] = -1;
-      const Range& share = shares[i];
-      if (r * step >= share.count) continue;
-      const std::size_t offset = share.offset + r * step;
-      const std::size_t count = std::min(step, share.count - r * step);
-      landed[i] = static_cast<int>(list.size());
-      list.push_back(device_copy(root, offset, (root + 1 + i) % p, offset, count));
-    }
-    for (std::size_t i = 0; i + 1 < p; ++i) {
-      if (landed[i] < 0) continue;
-      const Transfer& in = list[static_cast<std::size_t>(landed[i])];
-      const std::size_t k = (root + 1 + i) % p;
-      for (std::size_t s = 1; s + 1 < p; ++s) {  // the other non-root devices, from the next one on
-        const std::size_t m = (root + 1 + (i + s) % (p - 1)) % p;
-        list.push_back(device_copy(k, in.dst.offset, m, in.dst.offset, in.count, landed[i]));
-      }
+  for (std::size_t offset = part.offset; offset < part.end(); offset += step) {
+    const std::size_t count = std::min(step, part.end() - offset);
+    int landed = -1;
+    for (std::size_t h = 0; h + 1 < p; ++h) {
+      const std::size_t from = (root + h) % p;
+      const std::size_t to = (root + h + 1) % p;
+      const int here = static_cast<int>(list.size());
+      list.push_back(device_copy(from, offset, to, offset, count, landed));
+      landed = here;
     }
   }
   return list;

@@ -47,10 +47,11 @@ struct CopyRoots {
                                                 std::span<const std::size_t> counts);
 
 /// Broadcast `part` of replica `root` to every other replica. Without `split` (or on fewer than
-/// three devices) the root copies the part to each replica. With `split` it relays: each other
-/// device takes an even share, sent by the root in rounds of at most `chunk` elements (0: one
-/// round), and forwards each round to the others as soon as it has landed (`after`), so that the
-/// part leaves the root once instead of (p - 1) times and the forwarding overlaps the root's copies.
+/// three devices) the root copies the part to each replica. With `split` it relays along a chain:
+/// the root sends the part to the next replica in rounds of at most `chunk` elements (0: one
+/// round), and each replica forwards every round to the one after it as soon as it has landed
+/// (`after`), so that the part leaves every device at most once and every link of the chain
+/// carries one round at a time, all links at once.
 [[nodiscard]] TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, Range part,
                                                       bool split, std::size_t chunk = 0);
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "ops/combine.hpp"
@@ -12,8 +13,15 @@ namespace cush::detail {
 
 namespace {
 
-// Local copies at least this large get a stream of their own beside the link traffic.
-constexpr std::size_t local_aux_min_bytes = std::size_t{1} << 20;
+// Local copies at least this large (CUSH_LOCAL_AUX_MIN_KIB, default 1 MiB) get a stream of
+// their own beside the link traffic. Forking and joining that stream costs four event calls per
+// device on the host; a trace of the 4-GPU all-to-all at 16 MiB (docs/results/profiles_2026-11-27.md)
+// found the operation host-bound (the GPUs idle between operations), so the threshold is a knob
+// until a measurement sets it.
+std::size_t local_aux_min_bytes() {
+  static const std::size_t bytes = env::size("CUSH_LOCAL_AUX_MIN_KIB");
+  return bytes;
+}
 
 ResolvedTransfer resolve(const Transfer& t, const Operation& op, const OpStreams& streams) {
   const auto s = static_cast<std::size_t>(t.src.pos);
@@ -73,7 +81,7 @@ void execute_copies(const Operation& op, OpStreams& streams, const StagedCopy* s
   // ones stay on the working stream: forking and joining would cost more than they take.
   const auto on_aux = [&](std::size_t i) {
     const Placed& p = placed[i];
-    return list[i].count != 0 && !p.remote && busy[p.issuer] && p.r.bytes >= local_aux_min_bytes;
+    return list[i].count != 0 && !p.remote && busy[p.issuer] && p.r.bytes >= local_aux_min_bytes();
   };
   for (std::size_t i = 0; i < list.size(); ++i)
     if (on_aux(i)) (void)streams.aux(placed[i].issuer);

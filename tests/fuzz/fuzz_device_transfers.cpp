@@ -24,8 +24,8 @@
 //    there is one); the rest of the destination, and replicas other than its root, are untouched;
 //  - all-to-all: destination segment j is pieces (0, j), (1, j), ... of the source segments, each
 //    element written once; derived counts are s_i * d_j / n;
-//  - broadcast: every replica holds the root's part, each element written once; split, the root
-//    sends at most the part plus p - 2 shares;
+//  - broadcast: every replica holds the root's part, each element written once; split, no device
+//    sends more than the part and each receives it from one sender;
 //  - reduce / all-reduce: the root's (every replica's) part holds the sum of all replicas, each
 //    replica counted once; all-reduce shares start on multiples of the granularity; nothing else
 //    changes.
@@ -521,11 +521,21 @@ void fuzz_broadcast(Bytes& in) {
                  element() + " written " + std::to_string(writes[r][k]) + " times" + context());
       FUZZ_CHECK(b[r][k] == tag(receives ? root : r, k), element() + " holds the wrong value" + context());
     }
-  if (split && p >= 3) {  // the root sends the part once, and its own share to the p - 2 others
-    std::size_t sent = 0;
-    for (const Transfer& t : list) sent += static_cast<std::size_t>(t.src.pos) == root ? t.count : 0;
-    FUZZ_CHECK(sent <= part.count + (p - 2) * ((part.count + p - 1) / p),
-               "the root sends " + std::to_string(sent) + " elements" + context());
+  if (split && p >= 3) {  // relayed along a chain: each device sends the part at most once and
+                          // receives it from one sender
+    std::vector<std::size_t> sent(p, 0);
+    std::vector<int> sender(p, -1);
+    for (const Transfer& t : list) {
+      const auto from = static_cast<std::size_t>(t.src.pos);
+      const auto to = static_cast<std::size_t>(t.dst.pos);
+      sent[from] += t.count;
+      FUZZ_CHECK(sender[to] < 0 || sender[to] == t.src.pos,
+                 "device " + std::to_string(to) + " receives from two senders" + context());
+      sender[to] = t.src.pos;
+    }
+    for (std::size_t r = 0; r < p; ++r)
+      FUZZ_CHECK(sent[r] <= part.count, "device " + std::to_string(r) + " sends " + std::to_string(sent[r]) +
+                                            " elements" + context());
   }
 }
 

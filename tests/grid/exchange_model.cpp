@@ -1,5 +1,7 @@
 #include "exchange_model.hpp"
 
+#include "grid/step_batches.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -44,8 +46,14 @@ std::string box_text(const cush::Extent3& lo, const cush::Extent3& size) {
 }  // namespace
 
 ExchangeModel::ExchangeModel(const cush::Decomposition& grid, const cush::detail::ExchangeProgram& program,
-                             const cush::detail::ExchangeSchedule& schedule, ExchangeCall call, std::size_t exchanges)
-    : grid_(grid), program_(program), schedule_(schedule), blocks_(grid.size()), messages_(program.ends.size()) {
+                             const cush::detail::ExchangeSchedule& schedule, ExchangeCall call, std::size_t exchanges,
+                             bool batched)
+    : grid_(grid),
+      program_(program),
+      schedule_(schedule),
+      blocks_(grid.size()),
+      batched_(batched),
+      messages_(program.ends.size()) {
   for (std::size_t x = 0; x < exchanges; ++x) {
     const std::string tag = " (exchange " + std::to_string(x) + ")";
     for (std::size_t k = 0; k < blocks_; ++k) {
@@ -89,10 +97,45 @@ void ExchangeModel::user(std::size_t block, Action action, bool write, std::stri
   actions_.push_back(action);
 }
 
+void ExchangeModel::step(const Instruction& in, std::size_t stream, std::size_t exchange, const std::string& tag) {
+  const ExchangeStep& s = in.step;
+  const std::string label = stream_name(in.stream) + (in.throttled ? " packs slab " : " copies ") +
+                            buffer_name(buffer_id(s.src.buffer)) + " " + box_text(s.src.lo, s.size) + " to " +
+                            buffer_name(buffer_id(s.dst.buffer)) + " " + box_text(s.dst.lo, s.size) +
+                            (s.contiguous ? " as one run" : "") + tag;
+  model_.work(stream, accesses(s), label);
+  actions_.push_back(Action{Action::Kind::step, s, s.stream, {}, {}, exchange});
+}
+
 void ExchangeModel::enqueue(const std::vector<Instruction>& list, std::size_t exchange, bool whole) {
   const std::string tag = " (exchange " + std::to_string(exchange) + ")";
-  for (const Instruction& in : list) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Instruction& in = list[i];
     const std::string on = stream_name(in.stream);
+    // A batch of box copies is one launch: its copies run side by side. Modelled as streams of
+    // their own (ids after the schedule's) forked from the stream and joined back to it.
+    const std::size_t end = batched_ ? cush::detail::batch_end(list, i) : i + 1;
+    if (end - i > 1) {
+      ++batches_;
+      const std::size_t fork = schedule_.events.size(), first_lane = 3 * blocks_;
+      model_.record(stream_id(in.stream), fork, on + " starts a launch of " + std::to_string(end - i) + " box copies" + tag);
+      actions_.push_back(Action{});
+      for (std::size_t k = 0; k < end - i; ++k) {
+        if (list[i + k].step.stream != in.stream.block && problems_.empty())
+          problems_ = on + ": a step of block " + std::to_string(list[i + k].step.stream);
+        model_.wait(first_lane + k, fork, "box copy " + std::to_string(k) + " of the launch starts" + tag);
+        actions_.push_back(Action{});
+        step(list[i + k], first_lane + k, exchange, tag);
+        model_.record(first_lane + k, fork + 1 + k, "box copy " + std::to_string(k) + " of the launch ends" + tag);
+        actions_.push_back(Action{});
+      }
+      for (std::size_t k = 0; k < end - i; ++k) {
+        model_.wait(stream_id(in.stream), fork + 1 + k, on + " ends the launch" + tag);
+        actions_.push_back(Action{});
+      }
+      i = end - 1;
+      continue;
+    }
     const auto problem = [&](const std::string& what) {
       if (problems_.empty()) problems_ = on + ": " + what;
     };
@@ -100,13 +143,8 @@ void ExchangeModel::enqueue(const std::vector<Instruction>& list, std::size_t ex
     if (in.stream.kind == ScheduleStream::Kind::unpack && !schedule_.unpack_streams) problem("no unpack streams");
     if (whole && in.stream.kind == ScheduleStream::Kind::exchange) problem("exchange() uses an exchange stream");
     if (in.op == Instruction::Op::step) {
-      const ExchangeStep& s = in.step;
-      if (s.stream != in.stream.block) problem("a step of block " + std::to_string(s.stream));
-      const std::string label = on + (in.throttled ? " packs slab " : " copies ") + buffer_name(buffer_id(s.src.buffer)) +
-                                " " + box_text(s.src.lo, s.size) + " to " + buffer_name(buffer_id(s.dst.buffer)) + " " +
-                                box_text(s.dst.lo, s.size) + (s.contiguous ? " as one run" : "") + tag;
-      model_.work(stream_id(in.stream), accesses(s), label);
-      actions_.push_back(Action{Action::Kind::step, s, s.stream, {}, {}, exchange});
+      if (in.step.stream != in.stream.block) problem("a step of block " + std::to_string(in.step.stream));
+      step(in, stream_id(in.stream), exchange, tag);
       continue;
     }
     if (in.event >= schedule_.events.size()) {

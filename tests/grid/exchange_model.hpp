@@ -24,8 +24,11 @@ enum class ExchangeCall { start_finish, whole };
 
 class ExchangeModel {
  public:
+  /// `batched`: the box copies that the engine launches together (grid/step_batches.hpp) run as
+  /// one launch does, side by side in any order, instead of one after another on their stream.
   ExchangeModel(const cush::Decomposition& grid, const cush::detail::ExchangeProgram& program,
-                const cush::detail::ExchangeSchedule& schedule, ExchangeCall call, std::size_t exchanges = 2);
+                const cush::detail::ExchangeSchedule& schedule, ExchangeCall call, std::size_t exchanges = 2,
+                bool batched = false);
 
   /// Empty, or the first instruction that breaks a rule of CUDA or of the engine: a step on
   /// another block's stream, an event recorded on another device's stream, an unpack stream the
@@ -38,6 +41,8 @@ class ExchangeModel {
   /// for (as written by the latest user kernel), or that a step reads or writes outside its buffer.
   [[nodiscard]] std::string run(std::mt19937_64& rng);
   [[nodiscard]] std::size_t operations() const noexcept { return actions_.size(); }
+  /// With `batched`: the launches of several box copies the schedule's lists make.
+  [[nodiscard]] std::size_t batches() const noexcept { return batches_; }
 
  private:
   struct Action {
@@ -50,6 +55,7 @@ class ExchangeModel {
   };
 
   void enqueue(const std::vector<cush::detail::Instruction>& list, std::size_t exchange, bool whole);
+  void step(const cush::detail::Instruction& in, std::size_t stream, std::size_t exchange, const std::string& tag);
   void user(std::size_t block, Action action, bool write, std::string label);
   [[nodiscard]] std::size_t buffer_id(const cush::detail::BufferRef& b) const;
   [[nodiscard]] std::string buffer_name(std::size_t id) const;
@@ -62,6 +68,8 @@ class ExchangeModel {
   const cush::detail::ExchangeProgram& program_;
   const cush::detail::ExchangeSchedule& schedule_;
   std::size_t blocks_ = 0;
+  bool batched_ = false;
+  std::size_t batches_ = 0;  // launches of several box copies
   std::size_t messages_ = 0;
   StreamModel model_;
   std::vector<Action> actions_;  // by operation of model_

@@ -99,19 +99,28 @@ Trial random_trial(std::mt19937_64& rng) {
 std::string check(const Trial& t, std::mt19937_64& rng, const ExchangeSchedule* given = nullptr) {
   const cush::detail::ExchangeProgram program = cush::detail::exchange_program(t.grid, peer_stores(t));
   const ExchangeSchedule schedule = given ? *given : cush::detail::exchange_schedule(program, t.grid, t.options);
-  for (ExchangeCall call : {ExchangeCall::start_finish, ExchangeCall::whole}) {
-    const std::string how = call == ExchangeCall::whole ? "exchange(): " : "exchange_start()/finish(): ";
-    ExchangeModel model(t.grid, program, schedule, call);
-    if (!model.problems().empty()) return how + model.problems();
-    if (std::string c = model.unordered_conflict(); !c.empty()) return how + c;
-    if (std::string r = model.run(rng); !r.empty()) return how + r;
-  }
+  for (ExchangeCall call : {ExchangeCall::start_finish, ExchangeCall::whole})
+    for (bool batched : {false, true}) {
+      const std::string how = std::string(call == ExchangeCall::whole ? "exchange(): " : "exchange_start()/finish(): ") +
+                              (batched ? "box copies launched together: " : "");
+      ExchangeModel model(t.grid, program, schedule, call, 2, batched);
+      if (!model.problems().empty()) return how + model.problems();
+      if (std::string c = model.unordered_conflict(); !c.empty()) return how + c;
+      if (std::string r = model.run(rng); !r.empty()) return how + r;
+    }
   return {};
+}
+
+// How many launches of several box copies the engine makes for the trial's exchange().
+std::size_t batches(const Trial& t) {
+  const cush::detail::ExchangeProgram program = cush::detail::exchange_program(t.grid, peer_stores(t));
+  const ExchangeSchedule schedule = cush::detail::exchange_schedule(program, t.grid, t.options);
+  return ExchangeModel(t.grid, program, schedule, ExchangeCall::whole, 1, true).batches();
 }
 
 TEST(ExchangeSchedule, RandomGridsAreOrderedAndFillEveryGhost) {
   std::mt19937_64 rng(2026);
-  std::size_t pipelined = 0, in_place = 0, split = 0;
+  std::size_t pipelined = 0, in_place = 0, split = 0, batched = 0;
   const auto began = std::chrono::steady_clock::now();
   constexpr int trials = 6000;
   for (int i = 0; i < trials; ++i) {
@@ -122,14 +131,17 @@ TEST(ExchangeSchedule, RandomGridsAreOrderedAndFillEveryGhost) {
     if (!cush::detail::exchange_schedule(program, t.grid, t.options).pipelined_slabs.empty()) ++pipelined;
     if (t.grid.exchanged_in_place(0)) ++in_place;
     if (t.grid.size() > 1) ++split;
+    if (batches(t) > 0) ++batched;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   std::cout << trials << " grids in " << seconds << " s: " << pipelined << " pipelined, " << in_place
-            << " with axes exchanged in place, " << split << " with more than one block\n";
+            << " with axes exchanged in place, " << split << " with more than one block, " << batched
+            << " with box copies launched together\n";
   // The draw covers what the schedule distinguishes.
   EXPECT_GT(pipelined, trials / 20);
   EXPECT_GT(in_place, trials / 10);
   EXPECT_GT(split, trials / 2);
+  EXPECT_GT(batched, trials / 10);
 }
 
 TEST(ExchangeSchedule, TheIssuesProcessGrids) {

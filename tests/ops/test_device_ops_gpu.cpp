@@ -268,9 +268,9 @@ TEST_P(DeviceOps, BroadcastFromEveryRoot) {
     }
 }
 
-// From 16 MiB on three or more devices the broadcast relays: each other device takes a share,
-// sent in rounds of 16 MiB and forwarded as each round lands. 100 MiB gives every share several
-// rounds; the devices in a shuffled order, the root first and last in it.
+// From 16 MiB on three or more devices the broadcast relays along a chain, in rounds of up to
+// 16 MiB, each forwarded to the next device as it lands. 100 MiB gives the chain eight rounds and
+// a short last one; the devices in a shuffled order, the root first and last in it.
 TEST_P(DeviceOps, LargeBroadcastRelaysInRounds) {
   std::vector<int> order(static_cast<std::size_t>(cush::DeviceSet::available()));
   std::iota(order.begin(), order.end(), 0);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 
 #include "support/count_sums.hpp"
@@ -306,11 +307,17 @@ TEST(DeviceBroadcast, EveryReplicaGetsTheRootsPartDirectOrRelayed) {
         ASSERT_EQ(b[r][k], value_of(k, inside ? root : r)) << "replica " << r << " element " << k;
       }
     ASSERT_EQ(cush_test::unordered_conflict(list, true), "") << "case " << c;
-    // Relayed on three or more devices: the part leaves the root once, not p - 1 times; no copy
-    // is larger than the chunk, and every forward waits for the copy that brought its elements.
+    // Relayed on three or more devices: the part leaves the root once, not p - 1 times, and no
+    // device sends more than the part; each device receives it from one sender only (no two
+    // senders share its incoming link); no copy is larger than the chunk, and every forward waits
+    // for the copy that brought its elements.
     if (split && p >= 3) {
       std::size_t from_root = 0;
+      std::vector<std::size_t> sent(p, 0);
+      std::vector<std::set<int>> senders(p);
       for (const auto& t : list) {
+        sent[static_cast<std::size_t>(t.src.pos)] += t.count;
+        senders[static_cast<std::size_t>(t.dst.pos)].insert(t.src.pos);
         from_root += t.src.pos == static_cast<int>(root) ? t.count : 0;
         if (chunk != 0) ASSERT_LE(t.count, chunk);
         if (t.src.pos != static_cast<int>(root)) {
@@ -322,6 +329,10 @@ TEST(DeviceBroadcast, EveryReplicaGetsTheRootsPartDirectOrRelayed) {
         }
       }
       ASSERT_EQ(from_root, part.count) << "case " << c;
+      for (std::size_t r = 0; r < p; ++r) {
+        ASSERT_LE(sent[r], part.count) << "device " << r << ", case " << c;
+        ASSERT_EQ(senders[r].size(), r == root || part.empty() ? 0U : 1U) << "device " << r << ", case " << c;
+      }
     }
   }
 }

@@ -1,7 +1,8 @@
 """The activity tracer (tools/trace, libcush_trace.so) on a real program: run the program with the
 tracer injected (CUDA_INJECTION64_PATH, CUSH_TRACE_OUT), then check its CSV: the header, at least
 one kernel and one copy of more than 0 bytes, every row's start before its end, device ids >= 0,
-every kernel named; then read it with cushreport.trace.
+every kernel named, the host's runtime calls (CUSH_TRACE_API=1) named and without a device; then
+read it with cushreport.trace.
 
     python3 check_cush_trace.py --tracer build/tools/trace/libcush_trace.so -- build/examples/cush_device_ops 100003
 
@@ -48,7 +49,7 @@ def check_csv(path):
         return [f"{path} is empty: the tracer wrote not even its header"], ""
     if lines[0] != HEADER:
         return [f"the first line is {lines[0]!r}, not the header {HEADER!r}"], ""
-    problems, kernels, copies, copied, memsets, copies_with_bytes = [], 0, 0, 0, 0, 0
+    problems, kernels, copies, copied, memsets, copies_with_bytes, apis = [], 0, 0, 0, 0, 0, 0
     rows = list(csv.reader(lines[1:]))
     for n, row in enumerate(rows, start=2):
         if len(problems) >= 10:
@@ -58,6 +59,16 @@ def check_csv(path):
             problems.append(f"line {n}: {len(row)} fields, not 10: {row}")
             continue
         kind, start, end, device, _stream, nbytes, src, dst, copy_kind, name = row
+        if kind == "api":  # CUSH_TRACE_API=1: a runtime call on the host, no device
+            apis += 1
+            try:
+                if int(start) > int(end) or int(_stream) < 0:
+                    problems.append(f"line {n}: a runtime call ends before it starts, or has no thread: {row}")
+            except ValueError:
+                problems.append(f"line {n}: a number is not an integer: {row}")
+            if device or not name.startswith("cuda"):
+                problems.append(f"line {n}: a runtime call with a device or without a cuda... name: {row}")
+            continue
         try:
             start, end, device, nbytes = int(start), int(end), int(device), int(nbytes)
             ends = [int(src), int(dst), int(copy_kind)] if kind == "copy" else []
@@ -86,7 +97,10 @@ def check_csv(path):
         problems.append("no kernel row")
     if copies_with_bytes == 0:
         problems.append("no copy row of more than 0 bytes")
-    summary = (f"{len(rows)} rows: {kernels} kernels, {copies} copies ({copied:,} bytes), {memsets} memsets; "
+    if apis == 0:
+        problems.append("no runtime call row (the test runs with CUSH_TRACE_API=1)")
+    summary = (f"{len(rows)} rows: {kernels} kernels, {copies} copies ({copied:,} bytes), {memsets} memsets, "
+               f"{apis} runtime calls; "
                f"kernel names e.g. {sorted({r[9] for r in rows if r and r[0] == 'kernel'})[:3]}")
     return problems, summary
 
@@ -102,7 +116,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="cush_trace_test_") as tmp:
         out = os.path.join(tmp, "trace.csv")
-        env = dict(os.environ, CUDA_INJECTION64_PATH=os.path.abspath(args.tracer), CUSH_TRACE_OUT=out)
+        env = dict(os.environ, CUDA_INJECTION64_PATH=os.path.abspath(args.tracer), CUSH_TRACE_OUT=out,
+                   CUSH_TRACE_API="1")
         print("running:", " ".join(args.program), f"(CUDA_INJECTION64_PATH={args.tracer})", flush=True)
         try:
             run = subprocess.run(args.program, env=env, capture_output=True, text=True, timeout=300)

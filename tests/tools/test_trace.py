@@ -195,6 +195,32 @@ class TraceCsv(unittest.TestCase):
                          [(10, 20, 1, 1, 1, 64, "copy HtoD"), (30, 40, 2, 2, 2, 64, "copy DtoH"),
                           (50, 60, 0, 0, 0, 64, "copy 77")])
 
+    def test_runtime_calls_are_kept_apart_and_summed_per_operation(self):
+        # Host calls (CUSH_TRACE_API=1): thread 9 issues each repeat's copies, 100 µs apart; a
+        # call on thread 4 falls in the second repeat's window only.
+        api = []
+        for t in (0, 100000, 200000):
+            api += [["api", t - 3000, t - 1000, "", 9, 0, "", "", "", "cudaMemcpyAsync_v3020"],
+                    ["api", t - 1000, t + 500, "", 9, 0, "", "", "", "cudaMemcpyAsync_v3020"],
+                    ["api", t + 500, t + 1500, "", 9, 0, "", "", "", "cudaEventRecord_v3020"]]
+        api.append(["api", 150000, 160000, "", 4, 0, "", "", "", "cudaStreamSynchronize_v3020"])
+        make_csv(self.path("t.csv"), [4000, 5000, 9000], extra=api)
+        activities, calls = trace.load(self.path("t.csv")), trace.load_api(self.path("t.csv"))
+        self.assertEqual(len(activities), 12)  # the GPUs' work only
+        self.assertEqual(len(calls), 10)
+        self.assertEqual((calls[0].name, calls[0].device, calls[0].stream), ("api cudaMemcpyAsync_v3020", None, 9))
+        # The typical repeat is the second (at 100 µs): its window runs to the third's start.
+        text = trace.render(activities, api=calls)
+        self.assertIn("Host: 4 CUDA runtime calls in the 100.0 µs from this burst's start to the next one's, "
+                      "14.5 µs inside them (10.0 µs on thread 4, the busiest):", text)
+        self.assertIn("| cudaStreamSynchronize_v3020 | 1 | 10.0 |", text)
+        # Those that began in the window: the third repeat's two copies (2 + 1.5 µs), not the second's.
+        self.assertIn("| cudaMemcpyAsync_v3020 | 2 | 3.5 |", text)
+        self.assertIn("| cudaEventRecord_v3020 | 1 | 1.0 |", text)
+        self.assertNotIn("Host:", trace.render(activities))
+        make_trace(self.path("t.sqlite"), [4000])
+        self.assertEqual(trace.load_api(self.path("t.sqlite")), [])  # an nsys export: none here
+
     def test_a_header_only_csv_is_an_empty_trace(self):
         make_csv(self.path("t.csv"), [])
         self.assertEqual(trace.render(trace.load(self.path("t.csv"))), "No copy or kernel in the trace.\n")

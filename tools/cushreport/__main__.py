@@ -49,7 +49,7 @@ def main(argv=None):
     elif args.command == "trace" and args.step_kernel:
         sys.stdout.write(trace.render_steps(trace.load(args.sqlite), args.step_kernel, args.step_min_us))
     elif args.command == "trace":
-        sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows))
+        sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows, trace.load_api(args.sqlite)))
     elif args.command == "close":
         for path in args.json:
             with open(path) as f:

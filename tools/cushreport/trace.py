@@ -18,6 +18,10 @@ between (how an exchange between two steps spends its time). Where one step laun
 several times (an interior and its boundary slabs), --step-min-us keeps only the launches at least
 that long as the steps' starts; the shorter ones count among the other kernels.
 
+A CSV written with CUSH_TRACE_API=1 also holds the host's CUDA runtime calls: then the summary ends
+with the calls made from the typical burst's start to the next burst's, by function, and the time
+spent in them (where a host-bound operation's time goes).
+
 The two inputs give the same activities: the SQLite export's tables CUPTI_ACTIVITY_KIND_MEMCPY and
 CUPTI_ACTIVITY_KIND_KERNEL (names from StringIds), or the CSV's rows (header `kind,start_ns,end_ns,
 device,stream,bytes,src_device,dst_device,copy_kind,name`; kinds copy, kernel and memset). A file
@@ -68,8 +72,18 @@ def load(path):
     return sorted(out, key=lambda a: (a.start, a.end))
 
 
-def load_csv(path):
-    """The activities of the tracer's CSV (tools/trace), as load_sqlite reads the nsys export."""
+def load_api(path):
+    """The host's CUDA runtime calls of the tracer's CSV (rows of kind api, written with
+    CUSH_TRACE_API=1), sorted by start: name "api <function>", stream the calling thread, no
+    device. An nsys export gives none here."""
+    if not is_csv(path):
+        return []
+    return sorted(load_csv(path, api=True), key=lambda a: (a.start, a.end))
+
+
+def load_csv(path, api=False):
+    """The activities of the tracer's CSV (tools/trace), as load_sqlite reads the nsys export; with
+    `api`, the runtime calls instead."""
     out = []
     with open(path, newline="") as f:
         rows = csv.reader(f)
@@ -83,6 +97,13 @@ def load_csv(path):
                 if len(row) != len(CSV_COLUMNS):
                     raise ValueError(f"{len(row)} fields, expected {len(CSV_COLUMNS)}")
                 r = dict(zip(CSV_COLUMNS, row))
+                if r["kind"] == "api":
+                    if api:
+                        out.append(Activity(int(r["start_ns"]), int(r["end_ns"]), None, int(r["stream"]),
+                                            "api " + r["name"]))
+                    continue
+                if api:
+                    continue
                 start, end, device, stream = (int(r[k]) for k in ("start_ns", "end_ns", "device", "stream"))
                 nbytes = int(r["bytes"] or 0)
                 if r["kind"] == "copy":
@@ -229,7 +250,28 @@ def render_steps(activities, kernel, min_us=0.0):
     return "\n".join(lines) + "\n"
 
 
-def render(activities, gap_us=20.0, rows=60):
+def host_calls(api, start, end):
+    """Markdown lines: the runtime calls that began in [start, end), by function: count and time."""
+    calls = [a for a in api if start <= a.start < end]
+    if not calls:
+        return []
+    by_name, by_thread = defaultdict(list), Counter()
+    for a in calls:
+        by_name[a.name[len("api "):]].append(a.end - a.start)
+        by_thread[a.stream] += a.end - a.start
+    thread, busiest = by_thread.most_common(1)[0]
+    lines = ["", f"Host: {len(calls)} CUDA runtime calls in the {(end - start) / 1e3:,.1f} µs from this burst's start "
+                 f"to the next one's, {sum(by_thread.values()) / 1e3:,.1f} µs inside them "
+                 f"({busiest / 1e3:,.1f} µs on thread {thread}, the busiest):", "",
+             "| runtime call | calls | µs in them |", "|---|---:|---:|"]
+    for name, times in sorted(by_name.items(), key=lambda kv: -sum(kv[1])):
+        lines.append(f"| {name} | {len(times)} | {sum(times) / 1e3:,.1f} |")
+    return lines
+
+
+def render(activities, gap_us=20.0, rows=60, api=()):
+    """Markdown: the typical burst's activities, per link and per sender; with `api` (load_api),
+    the host's runtime calls from its start to the next burst alike."""
     groups = bursts(activities, gap_us * 1000)
     group = typical(groups)
     if not group:
@@ -276,4 +318,8 @@ def render(activities, gap_us=20.0, rows=60):
     lengths = [span(g) / 1e3 for g in alike(groups)]
     lines += ["", f"Bursts like it: {len(lengths)}, median {statistics.median(lengths):,.1f} µs, "
                   f"from {min(lengths):,.1f} to {max(lengths):,.1f} µs."]
+    if api:
+        starts = sorted(min(a.start for a in g) for g in alike(groups))
+        later = [t for t in starts if t > t0]
+        lines += host_calls(api, t0, later[0] if later else max(a.end for a in group))
     return "\n".join(lines) + "\n"

@@ -22,20 +22,22 @@
 //
 //   kind,start_ns,end_ns,device,stream,bytes,src_device,dst_device,copy_kind,name
 //
-//   kind       "copy", "kernel" or "memset"
+//   kind       "copy", "kernel" or "memset"; with CUSH_TRACE_API=1 also "api": the host's time in
+//              one CUDA runtime call (its name in `name`, the calling thread's id in `stream`, no
+//              device), to see where a program's host time goes between the GPUs' work
 //   device     the CUDA device ordinal that ran it; stream: CUPTI's stream id
 //   bytes      bytes copied or set (0 for kernels)
 //   src_device, dst_device  copies only: the source and destination device; for a copy to or from
 //              host memory, or within one device, both are `device`
 //   copy_kind  copies only: CUPTI's CUpti_ActivityMemcpyKind number (1 HtoD, 2 DtoH, 8 DtoD,
 //              10 PtoP, ...)
-//   name       kernels only: the demangled kernel name (the raw one if it does not demangle), in
-//              double quotes, inner quotes doubled
+//   name       kernels: the demangled kernel name (the raw one if it does not demangle), in
+//              double quotes, inner quotes doubled; api: the runtime function (cudaMemcpyAsync_v3020)
 //
 // Record types read (CUPTI of CUDA 13): CUpti_ActivityMemcpy6 (CUPTI_ACTIVITY_KIND_MEMCPY),
 // CUpti_ActivityMemcpyPtoP4 (CUPTI_ACTIVITY_KIND_MEMCPY2: copies between two GPUs),
 // CUpti_ActivityKernel10 (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, which does not serialize kernels),
-// CUpti_ActivityMemset4 (CUPTI_ACTIVITY_KIND_MEMSET).
+// CUpti_ActivityMemset4 (CUPTI_ACTIVITY_KIND_MEMSET), CUpti_ActivityAPI (CUPTI_ACTIVITY_KIND_RUNTIME).
 //
 // Errors never stop the program: every failed CUPTI call prints
 // "cush_trace: <call> failed: <reason>" to stderr, and tracing goes on with what works.
@@ -110,6 +112,15 @@ void write_record(std::FILE* out, const CUpti_Activity* record) {
       const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       std::fprintf(out, "kernel,%" PRIu64 ",%" PRIu64 ",%u,%u,0,,,,%s\n", r->start, r->end, r->deviceId, r->streamId,
                    kernel_name_field(r->name).c_str());
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+      // Host time in a CUDA runtime call: no device; the stream column holds the calling thread.
+      const auto* r = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, r->cbid, &name) != CUPTI_SUCCESS || name == nullptr)
+        name = "?";
+      std::fprintf(out, "api,%" PRIu64 ",%" PRIu64 ",,%u,0,,,,%s\n", r->start, r->end, r->threadId, name);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -213,6 +224,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     CUSH_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2));
     CUSH_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     CUSH_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+    const char* api = std::getenv("CUSH_TRACE_API");
+    if (api != nullptr && std::strcmp(api, "1") == 0) CUSH_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
     if (std::atexit(at_exit) != 0) std::fprintf(stderr, "cush_trace: atexit failed: the last records will be lost\n");
   });
   return 1;
