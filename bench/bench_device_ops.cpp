@@ -21,6 +21,12 @@
 //                     is the raw program it replaces; raw_peer rows measured before this ordering
 //                     (unordered copies) are not comparable with these.
 //         raw_nccl    direct NCCL calls (collective, or grouped send/receive as nccl-tests does)
+//         raw_nccl_window   all_reduce and all_gather only: the NCCL collective on buffers from
+//                     ncclMemAlloc registered as symmetric windows (ncclCommWindowRegister with
+//                     NCCL_WIN_COLL_SYMMETRIC, NCCL 2.27+), where NCCL may run its symmetric
+//                     kernels: NCCL as a user would best set it up. Such a row runs only with
+//                     NCCL_NVLS_ENABLE=0 (else it is skipped, saying so): NCCL then binds no
+//                     multicast object to the windows (they can take a shared host's GPUs down).
 //         cush        cush, transport chosen automatically
 //         cush_peer / cush_nccl / cush_staged / cush_kernel   cush with the transport forced
 //                     (cush_kernel: peer_kernel)
@@ -36,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -182,9 +189,10 @@ const char* name(Op op) {
                                 "all_gather", "all_to_all", "reduce", "all_reduce"};
   return names[static_cast<int>(op)];
 }
-enum class Impl { raw_peer, raw_nccl, cush, cush_peer, cush_nccl, cush_staged, cush_kernel };
+enum class Impl { raw_peer, raw_nccl, cush, cush_peer, cush_nccl, cush_staged, cush_kernel, raw_nccl_window };
 const char* name(Impl i) {
-  static const char* names[] = {"raw_peer", "raw_nccl", "cush", "cush_peer", "cush_nccl", "cush_staged", "cush_kernel"};
+  static const char* names[] = {"raw_peer",  "raw_nccl",    "cush",       "cush_peer",
+                                "cush_nccl", "cush_staged", "cush_kernel", "raw_nccl_window"};
   return names[static_cast<int>(i)];
 }
 cush::CommOptions options(Impl i) {
@@ -214,7 +222,94 @@ struct Prepared {
   std::function<void()> run;
   std::vector<cudaStream_t> streams;
   std::vector<std::shared_ptr<void>> keep;  // plans (and raw_peer's events) alive while timing
+  std::string skip;                         // why the row cannot run here (then nothing else is set)
 };
+
+// raw_nccl_window's buffers: on every GPU `bytes` from ncclMemAlloc, zeroed, registered on the
+// raw twins' communicators as symmetric windows (collectively, in one group).
+class Windows {
+ public:
+  explicit Windows(std::size_t bytes) : bufs_(gpus().size(), nullptr), wins_(gpus().size(), nullptr) {
+    Raw& raw = Raw::get();
+    try {
+      for (std::size_t k = 0; k < gpus().size(); ++k) {
+        cush::DeviceGuard guard(gpus()[k]);
+        NCCL_OK(ncclMemAlloc(&bufs_[k], bytes));
+        CUSH_CUDA_CHECK(cudaMemset(bufs_[k], 0, bytes));
+      }
+      ncclResult_t r = ncclGroupStart();
+      for (std::size_t k = 0; k < gpus().size() && r == ncclSuccess; ++k)
+        r = ncclCommWindowRegister(raw.comms[k], bufs_[k], bytes, &wins_[k], NCCL_WIN_COLL_SYMMETRIC);
+      const ncclResult_t end = ncclGroupEnd();  // ends the group even after a failed call in it
+      NCCL_OK(r);
+      NCCL_OK(end);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Windows() { release(); }
+  Windows(const Windows&) = delete;
+  Windows& operator=(const Windows&) = delete;
+  [[nodiscard]] void* buffer(std::size_t k) const { return bufs_[k]; }
+
+ private:
+  void release() noexcept {
+    Raw& raw = Raw::get();
+    const auto report = [](ncclResult_t r, const char* what) {
+      if (r != ncclSuccess) std::fprintf(stderr, "bench_device_ops: %s: %s\n", what, ncclGetErrorString(r));
+    };
+    if (std::any_of(wins_.begin(), wins_.end(), [](ncclWindow_t w) { return w != nullptr; })) {
+      report(ncclGroupStart(), "ncclGroupStart");
+      for (std::size_t k = 0; k < wins_.size(); ++k)
+        if (wins_[k] != nullptr) report(ncclCommWindowDeregister(raw.comms[k], wins_[k]), "ncclCommWindowDeregister");
+      report(ncclGroupEnd(), "ncclGroupEnd");
+    }
+    for (std::size_t k = 0; k < bufs_.size(); ++k) {
+      if (bufs_[k] == nullptr) continue;
+      CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(gpus()[k]));
+      report(ncclMemFree(bufs_[k]), "ncclMemFree");
+      bufs_[k] = nullptr;
+    }
+    wins_.assign(wins_.size(), nullptr);
+  }
+  std::vector<void*> bufs_;
+  std::vector<ncclWindow_t> wins_;
+};
+
+// Why a raw_nccl_window row cannot run in this process, or empty.
+std::string window_refusal() {
+  const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
+  if (nvls == nullptr || std::strcmp(nvls, "0") != 0)
+    return "skipped: symmetric windows run only with NCCL_NVLS_ENABLE=0 (else NCCL may bind multicast objects)";
+  return {};
+}
+
+// raw_nccl_window: all_reduce (`bytes` of floats, in place) or all_gather (`bytes` the whole
+// buffer, each GPU's piece in place at its rank's offset) on registered windows.
+Prepared prepare_window(Op op, std::size_t bytes) {
+  Prepared w;
+  if (w.skip = window_refusal(); !w.skip.empty()) return w;
+  Raw& raw = Raw::get();
+  const std::size_t p = gpus().size();
+  auto windows = std::make_shared<Windows>(bytes);
+  w.keep = {windows};
+  w.streams = raw.handles;
+  w.run = [=, &raw] {
+    NCCL_OK(ncclGroupStart());
+    for (std::size_t k = 0; k < p; ++k) {
+      auto* buf = static_cast<std::byte*>(windows->buffer(k));
+      if (op == Op::all_reduce) {
+        NCCL_OK(ncclAllReduce(buf, buf, bytes / sizeof(float), ncclFloat32, ncclSum, raw.comms[k], raw.handles[k]));
+      } else {
+        const std::size_t piece = bytes / p;
+        NCCL_OK(ncclAllGather(buf + k * piece, buf, piece, ncclUint8, raw.comms[k], raw.handles[k]));
+      }
+    }
+    NCCL_OK(ncclGroupEnd());
+  };
+  return w;
+}
 
 template <class T>
 std::shared_ptr<cush::Plan<T>> plan(std::vector<int> ids, std::size_t n, cush::Distribution d = cush::Distribution::uniform()) {
@@ -224,6 +319,7 @@ std::shared_ptr<cush::Plan<T>> plan(std::vector<int> ids, std::size_t n, cush::D
 }
 
 Prepared prepare(Op op, Impl impl, std::size_t bytes) {
+  if (impl == Impl::raw_nccl_window) return prepare_window(op, bytes);
   Raw& raw = Raw::get();
   const std::size_t p = gpus().size();
   const cush::Distribution rep = cush::Distribution::replicated();
@@ -438,6 +534,10 @@ Prepared prepare(Op op, Impl impl, std::size_t bytes) {
 
 void measure(benchmark::State& state, Op op, Impl impl, std::size_t bytes) {
   Prepared w = prepare(op, impl, bytes);
+  if (!w.skip.empty()) {
+    state.SkipWithError(w.skip.c_str());
+    return;
+  }
   cush_bench::EventTimer timer(gpus());
   // Small messages: many operations per timed interval, as nccl-tests does, so that the
   // interval is not the cost of one event pair and the run is not mostly synchronization.
@@ -483,10 +583,11 @@ void register_all() {
       {Op::broadcast, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
       {Op::scatter, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
       {Op::gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
-      {Op::all_gather, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::all_gather, {Impl::raw_peer, Impl::raw_nccl, Impl::raw_nccl_window, Impl::cush, Impl::cush_peer, Impl::cush_kernel,
+                        Impl::cush_nccl}},
       {Op::all_to_all, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl, Impl::cush_staged}},
       {Op::reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
-      {Op::all_reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
+      {Op::all_reduce, {Impl::raw_nccl, Impl::raw_nccl_window, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
   };
   for (std::size_t bytes = 4096; bytes <= max_bytes(); bytes *= 16) {
     for (const auto& [op, impls] : table)

@@ -255,7 +255,7 @@ if has multi; then
         for g in ${CUSH_MULTI_OP_GPUS:-2 $total}; do
           visible=$(seq -s, 0 $((g - 1)))
           CUDA_VISIBLE_DEVICES=$visible CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.05} timeout "$limit" \
-            "$build/bench/bench_device_ops" --benchmark_filter='^dev/[a-z_]+/(raw_peer|raw_nccl|cush)/' \
+            "$build/bench/bench_device_ops" --benchmark_filter='^dev/[a-z_]+/(raw_peer|raw_nccl|raw_nccl_window|cush)/' \
             --benchmark_repetitions="$reps" --benchmark_out="$OUT/multi_gpu_${call}_device_ops_${g}gpu.json" \
             --benchmark_out_format=json >"$OUT/multi_device_ops_${g}gpu.log" 2>&1
           note "multi device_ops, GPUs $visible: rc $? ($(elapsed))"

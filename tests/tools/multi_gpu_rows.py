@@ -97,14 +97,16 @@ def fft_rows():
 
 def device_op_rows(g, counter=True):
     """all_to_all: cush 0.9 x NCCL's speed at 4 KiB on 4 GPUs (1.1 elsewhere), 1.0 x the raw twin;
-    broadcast without a raw twin at 4 KiB; copy (no goal)."""
+    broadcast without a raw twin at 4 KiB; copy (no goal); all_reduce 1.05 x NCCL and 0.8 x NCCL on
+    symmetric windows (on 4 GPUs only)."""
     out = []
     for size, label in ((4096, "4KiB"), (1 << 28, "256MiB"), (1 << 30, "1GiB")):
         us = cush_us(size)
         slow = 0.9 if (g, label) == (4, "4KiB") else 1.1
         for op, impls in (("all_to_all", {"raw_nccl": slow, "raw_peer": 1.0, "cush": 1.0}),
                           ("broadcast", {"raw_nccl": 1.2, "cush": 1.0} | ({} if label == "4KiB" else {"raw_peer": 1.0})),
-                          ("copy", {"raw_peer": 0.9, "cush": 1.0})):
+                          ("copy", {"raw_peer": 0.9, "cush": 1.0}),
+                          ("all_reduce", {"raw_nccl": 1.05, "cush": 1.0} | ({"raw_nccl_window": 0.8} if g == 4 else {}))):
             for impl, speed in impls.items():
                 fields = {"op_us": us * (1.0 if impl == "cush" else speed), "busbw": 1.0, "bytes": float(size)}
                 out += rows(f"dev/{op}/{impl}/{label}", 1.0, **(fields | ({"gpus": float(g)} if counter else {})))

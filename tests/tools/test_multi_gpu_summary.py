@@ -124,6 +124,20 @@ class Goals(unittest.TestCase):
                       "cush >= 0.95 x raw_peer's speed: met at every size measured (2) (no raw_peer row at 4KiB)", self.text)
         self.assertNotIn("- copy,", self.text)
 
+    def test_all_reduce_against_nccl_in_both_configurations(self):
+        # A column per reference some GPU count measured: the symmetric windows on 4 GPUs only.
+        self.assertIn("| size | cush µs, 2 GPUs | vs NCCL | vs NCCL window | cush µs, 4 GPUs | vs NCCL | vs NCCL window |",
+                      self.text)
+        self.assertIn("| 4KiB | 10.0 | 1.050 | - | 10.0 | 1.050 | 0.800 |", self.text)
+        window = self.figures["device_ops.4gpu.all_reduce.1GiB.cush_vs_raw_nccl_window"]
+        self.assertEqual(window["ratio"], 0.8)
+        self.assertIn("symmetric windows", window["reference_is"])
+        self.assertNotIn("device_ops.2gpu.all_reduce.1GiB.cush_vs_raw_nccl_window", self.figures)
+        # A goal against a reference is stated only where that reference was measured.
+        self.assertIn("- all_to_all, 2 GPUs: cush >= 1.0 x raw_nccl's speed: met at every size measured (3); "
+                      "cush >= 0.95 x raw_peer's speed: met at every size measured (3)\n", self.text)
+        self.assertNotIn("raw_nccl_window's speed", self.text)
+
     def test_halo(self):
         self.assertEqual(self.figures["halo.2gpu.z.420.d1.cush_vs_raw"]["ratio"], 0.9)
         self.assertIn("- halo, axis x, GPUs 0 and 1 of 4 (multi_gpu_x_halo.json): cush >= 0.95 x the raw twin's speed: "
