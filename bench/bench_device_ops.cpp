@@ -31,7 +31,8 @@
 //         cush_peer / cush_nccl / cush_staged / cush_kernel   cush with the transport forced
 //                     (cush_kernel: peer_kernel)
 //   bytes the per-GPU buffer size of nccl-tests: the buffer each GPU sends from or receives
-//         into (for scatter, gather and all_gather: the whole p-piece buffer)
+//         into (for scatter, gather and all_gather: the whole p-piece buffer); 4 KiB x 16^k up to
+//         256 MiB, and 1 GiB; reduce and all_reduce at every 4 KiB x 4^k
 // Counters: op_us = time of one operation (each timed interval runs a batch of them),
 // algbw = bytes / time, busbw = algbw x the nccl-tests factor of the op (all_reduce
 // 2(p-1)/p; all_gather, all_to_all, scatter, gather (p-1)/p; others 1), GB/s.
@@ -41,6 +42,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -586,11 +588,21 @@ void register_all() {
       {Op::all_gather, {Impl::raw_peer, Impl::raw_nccl, Impl::raw_nccl_window, Impl::cush, Impl::cush_peer, Impl::cush_kernel,
                         Impl::cush_nccl}},
       {Op::all_to_all, {Impl::raw_peer, Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl, Impl::cush_staged}},
-      {Op::reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_nccl}},
-      {Op::all_reduce, {Impl::raw_nccl, Impl::raw_nccl_window, Impl::cush, Impl::cush_peer, Impl::cush_nccl, Impl::cush_staged}},
+      {Op::reduce, {Impl::raw_nccl, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl}},
+      {Op::all_reduce,
+       {Impl::raw_nccl, Impl::raw_nccl_window, Impl::cush, Impl::cush_peer, Impl::cush_kernel, Impl::cush_nccl, Impl::cush_staged}},
   };
-  for (std::size_t bytes = 4096; bytes <= max_bytes(); bytes *= 16) {
-    for (const auto& [op, impls] : table)
+  // Every operation at 4 KiB x 16^k (and 1 GiB); the reductions also in between (x 4), where the
+  // peer kernel's one-shot and two-shot paths and NCCL's algorithms change places.
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = 4096; bytes <= max_bytes(); bytes *= 4) sizes.push_back(bytes);
+  if (max_bytes() >= (std::size_t{1} << 30) && sizes.back() != (std::size_t{1} << 30)) sizes.push_back(std::size_t{1} << 30);
+  const auto on_coarse_grid = [](std::size_t bytes) {
+    return bytes == (std::size_t{1} << 30) || std::countr_zero(bytes / 4096) % 4 == 0;  // 4 KiB x 16^k
+  };
+  for (std::size_t bytes : sizes) {
+    for (const auto& [op, impls] : table) {
+      if (op != Op::reduce && op != Op::all_reduce && !on_coarse_grid(bytes)) continue;
       for (Impl impl : impls) {
         const std::string n = std::string("dev/") + name(op) + "/" + name(impl) + "/" + label(bytes);
         benchmark::RegisterBenchmark(n.c_str(), [op, impl, bytes](benchmark::State& s) { measure(s, op, impl, bytes); })
@@ -598,7 +610,7 @@ void register_all() {
             ->Unit(benchmark::kMicrosecond)
             ->MinTime(cush_bench::min_time(0.2));
       }
-    if (bytes == (std::size_t{256} << 20) && max_bytes() >= (std::size_t{1} << 30)) bytes = (std::size_t{1} << 30) / 16;
+    }
   }
 }
 
