@@ -28,7 +28,8 @@
 #                limit, then `summarize multi_gpu` of them in $OUT/multi_gpu.md:
 #     CUSH_MULTI_PARTS  (default "device_ops halo lbm advection matmul karst fft") any of
 #                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
-#                "2 <all>", on the first GPUs), halo (bench_halo), and bench_cases' rows of lbm,
+#                "2 <all>", on the first GPUs), halo (bench_halo), overlap (bench_overlap: not in
+#                the default parts), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
@@ -260,6 +261,10 @@ if has multi; then
             --benchmark_out_format=json >"$OUT/multi_device_ops_${g}gpu.log" 2>&1
           note "multi device_ops, GPUs $visible: rc $? ($(elapsed))"
         done ;;
+      overlap)
+        timeout "$limit" "$build/bench/bench_overlap" --benchmark_repetitions="$reps" \
+          --benchmark_out="$OUT/multi_gpu_${call}_overlap.json" --benchmark_out_format=json >"$OUT/multi_overlap.log" 2>&1
+        note "multi overlap: rc $? ($(elapsed))" ;;
       halo)
         timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" --benchmark_filter="${CUSH_MULTI_FILTER_halo:-.}" \
           --benchmark_out="$OUT/multi_gpu_${call}_halo.json" --benchmark_out_format=json >"$OUT/multi_halo.log" 2>&1
