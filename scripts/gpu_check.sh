@@ -28,8 +28,9 @@
 #                limit, then `summarize multi_gpu` of them in $OUT/multi_gpu.md:
 #     CUSH_MULTI_PARTS  (default "device_ops halo lbm advection matmul karst fft") any of
 #                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
-#                "2 <all>", on the first GPUs), halo (bench_halo), overlap (bench_overlap: not in
-#                the default parts), and bench_cases' rows of lbm,
+#                "2 <all>", on the first GPUs), halo (bench_halo), overlap (bench_overlap, into
+#                overlap_<date>.json, outside the multi-GPU summary; not in the default parts),
+#                and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
@@ -263,7 +264,7 @@ if has multi; then
         done ;;
       overlap)
         timeout "$limit" "$build/bench/bench_overlap" --benchmark_repetitions="$reps" \
-          --benchmark_out="$OUT/multi_gpu_${call}_overlap.json" --benchmark_out_format=json >"$OUT/multi_overlap.log" 2>&1
+          --benchmark_out="$OUT/overlap_${call}.json" --benchmark_out_format=json >"$OUT/multi_overlap.log" 2>&1
         note "multi overlap: rc $? ($(elapsed))" ;;
       halo)
         timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" --benchmark_filter="${CUSH_MULTI_FILTER_halo:-.}" \
