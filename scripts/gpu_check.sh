@@ -28,9 +28,10 @@
 #                limit, then `summarize multi_gpu` of them in $OUT/multi_gpu.md:
 #     CUSH_MULTI_PARTS  (default "device_ops halo lbm advection matmul karst fft") any of
 #                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
-#                "2 <all>", on the first GPUs), halo (bench_halo), overlap (bench_overlap, into
-#                overlap_<date>.json, outside the multi-GPU summary; not in the default parts),
-#                and bench_cases' rows of lbm,
+#                "2 <all>", on the first GPUs: cush, cush with the peer kernel forced, NCCL (also
+#                on symmetric windows) and the raw twin), halo (bench_halo), overlap
+#                (bench_overlap, into overlap_<date>.json, outside the multi-GPU summary; not in
+#                the default parts), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
@@ -257,7 +258,7 @@ if has multi; then
         for g in ${CUSH_MULTI_OP_GPUS:-2 $total}; do
           visible=$(seq -s, 0 $((g - 1)))
           CUDA_VISIBLE_DEVICES=$visible CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.05} timeout "$limit" \
-            "$build/bench/bench_device_ops" --benchmark_filter='^dev/[a-z_]+/(raw_peer|raw_nccl|raw_nccl_window|cush)/' \
+            "$build/bench/bench_device_ops" --benchmark_filter='^dev/[a-z_]+/(raw_peer|raw_nccl|raw_nccl_window|cush|cush_kernel)/' \
             --benchmark_repetitions="$reps" --benchmark_out="$OUT/multi_gpu_${call}_device_ops_${g}gpu.json" \
             --benchmark_out_format=json >"$OUT/multi_device_ops_${g}gpu.log" 2>&1
           note "multi device_ops, GPUs $visible: rc $? ($(elapsed))"

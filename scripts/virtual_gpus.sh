@@ -13,6 +13,8 @@
 #             CUSH_SANITIZE_COUNTS (default "2 4"; "physical": the GPUs CUDA_VISIBLE_DEVICES shows,
 #             without virtual GPUs): the tool's error count per binary
 #   CUSH_SUITE_TESTS         regex: only the GPU tests whose ctest names match (ctest -R; default: all)
+#   CUSH_VIRTUAL_SIDE_BY_SIDE=1  the counts at once, each on a GPU of its own (the k-th count on the
+#                            k-th visible GPU), each in a copy of the build tree
 #   CUSH_HEAP_CHECK=1        the suite with glibc's heap checks (libc_malloc_debug, check=3, freed
 #                            memory overwritten): a write into freed host memory (a copy still
 #                            running after an exception freed its buffer) aborts the test
@@ -52,32 +54,57 @@ summary_name=virtual_summary.txt
 source "$(dirname "$0")/gpu_script.sh"
 steps=" ${*:-suite} "
 
-# How many processes hold a GPU context now (0 without nvidia-smi).
+# How many processes hold a GPU context now on the GPUs CUDA_VISIBLE_DEVICES names (all GPUs if
+# unset; 0 without nvidia-smi).
 gpu_processes() {
   command -v nvidia-smi >/dev/null 2>&1 || { echo 0; return; }
-  nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c '[0-9]'
+  local only=()
+  [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && only=(-i "$CUDA_VISIBLE_DEVICES")
+  nvidia-smi "${only[@]}" --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c '[0-9]'
+}
+
+# The suite with CUSH_VIRTUAL_GPUS=$1 on the GPUs CUDA_VISIBLE_DEVICES shows, in build tree $2;
+# its passed / skipped / failed counts and skip reasons to the summary (in one piece, so that
+# counts run side by side do not interleave their lines).
+suite_count() {
+  local n=$1 tree=$2 log="$OUT/ctest_virtual_$1.log" others rc total failed skipped heap=() t1 lines
+  others=$(gpu_processes)
+  t1=$(date +%s)
+  [ -n "${CUSH_HEAP_CHECK:-}" ] && heap=(LD_PRELOAD=libc_malloc_debug.so.0 GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.perturb=165)
+  (cd "$tree" && env "${heap[@]}" CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
+  rc=$?
+  total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
+  failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
+  failed=${failed:-0}  # ctest says "100% tests passed out of N" when none failed
+  skipped=$(grep -c '(Skipped)' "$log")
+  lines="CUSH_VIRTUAL_GPUS=$n${CUSH_HEAP_CHECK:+ (heap checks)}${CUDA_VISIBLE_DEVICES:+ on GPU $CUDA_VISIBLE_DEVICES}: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(( $(date +%s) - t1 ))s, at $(elapsed))"
+  lines+=$'\n'"$(grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /')"
+  # The fault walks compare a GPU's free memory before and after, which other processes change.
+  [ "$others" -gt 0 ] && lines+=$'\n'"     other processes on the GPUs when this count began: $others (fault walks may fail beside them: docs/reliability.md, \"Fault walks need the GPU to themselves\")"
+  # Why tests skipped: GoogleTest wrote the reason on the line after "Skipped".
+  lines+=$'\n'"$(grep -A1 ": Skipped$" "$tree/Testing/Temporary/LastTest.log" | grep -v -e ": Skipped$" -e "^--$" | sort |
+    uniq -c | sed 's/^/     skip reason: /')"
+  note "$(grep -v '^$' <<<"$lines")"
 }
 
 if [[ "$steps" == *" suite "* ]]; then
-  for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
-    log="$OUT/ctest_virtual_$n.log"
-    others=$(gpu_processes)
-    heap=()
-    [ -n "${CUSH_HEAP_CHECK:-}" ] && heap=(LD_PRELOAD=libc_malloc_debug.so.0 GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.perturb=165)
-    (cd "$build" && env "${heap[@]}" CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
-    rc=$?
-    total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
-    failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
-    failed=${failed:-0}  # ctest says "100% tests passed out of N" when none failed
-    skipped=$(grep -c '(Skipped)' "$log")
-    note "CUSH_VIRTUAL_GPUS=$n${CUSH_HEAP_CHECK:+ (heap checks)}: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(elapsed))"
-    grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /' | tee -a "$summary"
-    # The fault walks compare a GPU's free memory before and after, which other processes change.
-    [ "$others" -gt 0 ] && note "     other processes on the GPU when this count began: $others (fault walks may fail beside them: docs/reliability.md, \"Fault walks need the GPU to themselves\")"
-    # Why tests skipped: GoogleTest wrote the reason on the line after "Skipped".
-    grep -A1 ": Skipped$" "$build/Testing/Temporary/LastTest.log" | grep -v -e ": Skipped$" -e "^--$" | sort |
-      uniq -c | sed 's/^/     skip reason: /' | tee -a "$summary"
-  done
+  if [ -n "${CUSH_VIRTUAL_SIDE_BY_SIDE:-}" ]; then
+    # Each count on a GPU of its own (the k-th count on the k-th visible GPU, cyclically), in a
+    # copy of the build tree (each ctest writes its Testing/ folder), all at once: on a host of 4
+    # GPUs the four counts take about as long as the longest alone.
+    read -r -a visible < <(nvidia-smi --query-gpu=index --format=csv,noheader | tr '\n' ' ')
+    [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && IFS=, read -r -a visible <<<"$CUDA_VISIBLE_DEVICES"
+    k=0
+    for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do
+      tree="$build-virtual-$n"
+      rm -rf "$tree" && cp -a "$build" "$tree"
+      (CUDA_VISIBLE_DEVICES=${visible[$((k % ${#visible[@]}))]} suite_count "$n" "$tree"; rm -rf "$tree") &
+      k=$((k + 1))
+    done
+    wait
+  else
+    for n in ${CUSH_VIRTUAL_COUNTS:-2 3 4 8}; do suite_count "$n" "$build"; done
+  fi
 fi
 
 # How a count of CUSH_SANITIZE_COUNTS reads in the summary.

@@ -8,6 +8,7 @@
 #include "cush/error.hpp"
 #include "ops/combine.hpp"
 #include "transports/backend.hpp"
+#include "transports/issue_order.hpp"
 
 namespace cush::detail {
 
@@ -86,8 +87,12 @@ void execute_copies(const Operation& op, OpStreams& streams, const StagedCopy* s
   for (std::size_t i = 0; i < list.size(); ++i)
     if (on_aux(i)) (void)streams.aux(placed[i].issuer);
 
+  // The transfers across links first (transports/issue_order.hpp): the host takes microseconds
+  // per call, and the links are what the operation waits for.
+  std::vector<bool> remote(list.size(), false);
+  for (std::size_t i = 0; i < list.size(); ++i) remote[i] = list[i].count != 0 && placed[i].remote;
   std::vector<cudaEvent_t> finished(list.size(), nullptr);
-  for (std::size_t i = 0; i < list.size(); ++i) {
+  for (const std::size_t i : issue_order(list, remote)) {
     const Transfer& t = list[i];
     if (t.count == 0) continue;
     const ResolvedTransfer& r = placed[i].r;
