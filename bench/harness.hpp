@@ -71,11 +71,19 @@ double min_time(double fallback = 0.3);
 /// Adds GPU model and count, driver, CUDA runtime and NCCL versions to the JSON context.
 void add_context();
 
+void forget_kept();
+
 /// Registers `f` (a callable taking benchmark::State&) under `name` with manual time in
-/// milliseconds and min_time(): the settings of the case benchmarks.
+/// milliseconds and min_time(): the settings of the case benchmarks. A row that does not keep its
+/// set-up (`keeps`, kept() below) first frees what an earlier row kept, so that no row runs beside
+/// another's buffers.
 template <class F>
-void add_timed(const std::string& name, F f) {
-  benchmark::RegisterBenchmark(name.c_str(), f)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(min_time());
+void add_timed(const std::string& name, F f, bool keeps = false) {
+  auto row = [f, keeps](benchmark::State& state) {
+    if (!keeps) forget_kept();
+    f(state);
+  };
+  benchmark::RegisterBenchmark(name.c_str(), row)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(min_time());
 }
 
 /// The GPUs rows may use, in ordinal order (empty without GPUs). With virtual GPUs, only device 0:
@@ -98,7 +106,7 @@ void synchronize(std::span<const int> devices);
 template <class T, class Make>
 T* kept(const std::string& key, Make&& make);
 
-/// Frees what kept() holds (run() calls it).
+/// Frees what kept() holds (run() and the rows of add_timed that keep nothing call it).
 void forget_kept();
 
 /// The main() of every benchmark binary: says so and exits 0 without GPUs; otherwise adds the

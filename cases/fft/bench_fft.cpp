@@ -130,12 +130,12 @@ void add(const std::string& family, const Mode& m, std::size_t n, int g, const s
   const std::string tail = "/" + on + "/" + std::to_string(std::bit_width(labelled) - 1);
   const cases::Devices gpus = cases::Devices::first(g);
   if (g == 1 && m.in == Order::natural && m.out == Order::natural)
-    cush_bench::add_timed(base + "/single" + tail, [=](benchmark::State& s) { transforms<fft::Single>(s, n, gpus, m, e2e); });
+    cush_bench::add_timed(base + "/single" + tail, [=](benchmark::State& s) { transforms<fft::Single>(s, n, gpus, m, e2e); }, true);
   if (n / static_cast<std::size_t>(g) < 4 * static_cast<std::size_t>(g)) return;  // shape(): g must divide both factors
-  cush_bench::add_timed(base + "/multi_cuda" + tail, [=](benchmark::State& s) { transforms<fft::MultiCuda>(s, n, gpus, m, e2e); });
-  cush_bench::add_timed(base + "/multi_cush" + tail, [=](benchmark::State& s) { transforms<fft::MultiCush>(s, n, gpus, m, e2e); });
+  cush_bench::add_timed(base + "/multi_cuda" + tail, [=](benchmark::State& s) { transforms<fft::MultiCuda>(s, n, gpus, m, e2e); }, true);
+  cush_bench::add_timed(base + "/multi_cush" + tail, [=](benchmark::State& s) { transforms<fft::MultiCush>(s, n, gpus, m, e2e); }, true);
   if ((g == 2 || g == 4 || g == 8) && m.in == Order::natural && m.out == Order::natural)
-    cush_bench::add_timed(base + "/cufftxt" + tail, [=](benchmark::State& s) { transforms<fft::Xt>(s, n, gpus, m, e2e); });
+    cush_bench::add_timed(base + "/cufftxt" + tail, [=](benchmark::State& s) { transforms<fft::Xt>(s, n, gpus, m, e2e); }, true);
 }
 
 }  // namespace
