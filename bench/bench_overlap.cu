@@ -11,10 +11,11 @@
 // On each of the first two GPUs a stream triad (a = b + s c, three arrays of 256 MiB of floats)
 // runs `launches` times on a stream of its own. Each row first times the triad alone and one
 // transfer alone, then, per timed iteration, the same launches with as many transfers enqueued
-// beside them as take about as long. Counters (medians over the iterations are Google
-// Benchmark's): kernel_ms and kernel_alone_ms (one launch), slowdown (their ratio), transfer_ms
+// beside them as take about as long. Counters (averages over a repetition's
+// iterations): kernel_ms and kernel_alone_ms (one launch), slowdown (their ratio), transfer_ms
 // and transfer_alone_ms (one transfer), link_GBps (bytes one GPU sends / transfer_ms), rounds.
-// Time: the triad's launches (the work being disturbed).
+// Time: the triad's launches (the work being disturbed). The summary:
+// python3 -m cushreport summarize overlap <json> (tools/cushreport/summaries/overlap.py).
 
 #include <cuda_runtime.h>
 

@@ -266,7 +266,9 @@ if has multi; then
       overlap)
         timeout "$limit" "$build/bench/bench_overlap" --benchmark_repetitions="$reps" \
           --benchmark_out="$OUT/overlap_${call}.json" --benchmark_out_format=json >"$OUT/multi_overlap.log" 2>&1
-        note "multi overlap: rc $? ($(elapsed))" ;;
+        note "multi overlap: rc $? ($(elapsed))"
+        PYTHONPATH="$PWD/tools" python3 -m cushreport close "$OUT/overlap_${call}.json" >>"$OUT/multi_close.log" 2>&1
+        summarize overlap "$OUT/overlap_${call}.json" >"$OUT/overlap.md" 2>&1 ;;
       halo)
         timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" --benchmark_filter="${CUSH_MULTI_FILTER_halo:-.}" \
           --benchmark_out="$OUT/multi_gpu_${call}_halo.json" --benchmark_out_format=json >"$OUT/multi_halo.log" 2>&1
