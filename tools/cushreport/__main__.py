@@ -9,13 +9,15 @@
           [--step-kernel NAME [--step-min-us US]]  or an iterative program's steps
     close <json> [<json> ...]                    a benchmark file cut by a time limit, closed
                                                  after its last whole entry (in place)
+    table <device_ops json> [...] [--margin 0.03] the transport table a bench_device_ops run of
+                                                 the forced transports supports (table.py)
 """
 import argparse
 import json
 import os
 import sys
 
-from . import compare, gbench, report, trace
+from . import compare, gbench, report, table, trace
 from .summaries import BY_NAME
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -40,6 +42,9 @@ def main(argv=None):
     traced.add_argument("--step-kernel", help="cut the trace into steps at each start of the kernel named like this")
     traced.add_argument("--step-min-us", type=float, default=0.0,
                         help="with --step-kernel: only its launches at least this long start a step (µs)")
+    proposing = commands.add_parser("table", help="the transport table a bench_device_ops run supports")
+    proposing.add_argument("json", nargs="+", help="bench_device_ops JSON of one GPU count, with cush_peer, cush_kernel, ... rows")
+    proposing.add_argument("--margin", type=float, default=0.03, help="how much faster than the copy engines another transport must be")
     closing = commands.add_parser("close", help="close a benchmark JSON file cut by a time limit (in place)")
     closing.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
     args = parser.parse_args(argv)
@@ -50,6 +55,11 @@ def main(argv=None):
         sys.stdout.write(trace.render_steps(trace.load(args.sqlite), args.step_kernel, args.step_min_us))
     elif args.command == "trace":
         sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows, trace.load_api(args.sqlite)))
+    elif args.command == "table":
+        try:
+            sys.stdout.write(table.propose([gbench.load(p) for p in args.json], args.margin))
+        except ValueError as e:
+            sys.exit(f"cushreport table: {e}")
     elif args.command == "close":
         for path in args.json:
             with open(path) as f:
