@@ -13,7 +13,9 @@ B (p - 1) / p; the others: B). Between two measured sizes the later one's transp
 later size: a step never claims a size nothing measured. The copy engines leave the SMs to the
 application, so another transport replaces them only where it is faster by more than `margin`
 (medians of the runs' repetitions; a run per GPU count: give the files of one count). The result is
-a proposal to read, not to paste blindly: each step's comment names the times it rests on.
+a proposal to read, not to paste blindly: each step's comment names the times it rests on, and an
+operation the files do not measure gets no line (a table read from the text uses the copy engines
+for it: TransportTable::pick below the first step).
 """
 from collections import defaultdict
 
