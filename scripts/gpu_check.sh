@@ -26,13 +26,13 @@
 #   multi (step): the multi-GPU goals' benchmarks (docs/results/multi_gpu.md), one JSON file per
 #                part named multi_gpu_<date>_<part>.json in $OUT, each part under its own time
 #                limit, then `summarize multi_gpu` of them in $OUT/multi_gpu.md:
-#     CUSH_MULTI_PARTS  (default "device_ops halo lbm advection matmul karst fft") any of
+#     CUSH_MULTI_PARTS  (default "device_ops halo lbm advection matmul karst fft scale") any of
 #                device_ops (bench_device_ops once per count of CUSH_MULTI_OP_GPUS, default
 #                "2 <all>", on the first GPUs: cush, cush with the peer kernel forced, NCCL (also
 #                on symmetric windows) and the raw twin), halo (bench_halo), overlap
 #                (bench_overlap, into overlap_<date>.json, outside the multi-GPU summary; not in
 #                the default parts), and bench_cases' rows of lbm,
-#                advection, matmul, karst, fft on 1, 2, 4 ... GPUs
+#                advection, matmul, karst, fft, scale on 1, 2, 4 ... GPUs
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
 #                series; CUSH_MULTI_FILTER_halo='/(2048|4096)/': the large faces)
@@ -244,14 +244,15 @@ if has multi; then
     [advection]="^(case/advection(_overlap)?/[a-z_]+/[$counts]gpu/(256|512|1024)|exchange/advection/[$counts]gpu/1024)/"
     [matmul]="^(case/matmul(_f64)?/[a-z_]+/[$counts]gpu/(4|12|20|40)|xt/matmul(_f64)?/[0-9]+/[$counts]gpu/(20|40))/"
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
-    [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/")
+    [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/"
+    [scale]="^case/scale/[a-z_]+/[$counts]gpu/")
   # Seconds per part (per GPU count for device_ops), from the 4 x H200 run of 2026-11-27: 42 LBM
   # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count; 44 FFT
   # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
   # ended (below); all parts together take longer than one 10-minute command: run them in groups
   # (CUSH_MULTI_PARTS).
-  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400)
-  for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft}; do
+  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120)
+  for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft scale}; do
     limit=${CUSH_MULTI_TIMEOUT:-${limits[$part]:-120}}
     case $part in
       device_ops)
