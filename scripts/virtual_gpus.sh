@@ -90,8 +90,9 @@ suite_count() {
 if [[ "$steps" == *" suite "* ]]; then
   if [ -n "${CUSH_VIRTUAL_SIDE_BY_SIDE:-}" ]; then
     # Each count on a GPU of its own (the k-th count on the k-th visible GPU, cyclically), in a
-    # copy of the build tree (each ctest writes its Testing/ folder), all at once: on a host of 4
-    # GPUs the four counts take about as long as the longest alone.
+    # copy of the build tree (each ctest writes its Testing/ folder), all at once. One after
+    # another on one H200, 2 and 3 virtual GPUs alone took 433 s and 735 s (docs/reliability.md);
+    # side by side the counts should take about as long as the longest (not yet run on GPUs).
     read -r -a visible < <(nvidia-smi --query-gpu=index --format=csv,noheader | tr '\n' ' ')
     [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && IFS=, read -r -a visible <<<"$CUDA_VISIBLE_DEVICES"
     k=0

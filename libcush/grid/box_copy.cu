@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <span>
+#include <vector>
 
 #include "core/kernel_preload.hpp"
 #include "cush/error.hpp"
@@ -163,30 +165,35 @@ void launch_batch(std::span<const BoxCopy> boxes, std::size_t words, cudaStream_
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
+// Calls f(static_cast<W*>(nullptr), element_size / sizeof(W)) with W the widest word (16, 8, 4, 2
+// or 1 bytes) that divides the element size and every pointer's address.
+template <class F>
+void with_word(std::size_t element_size, std::span<const void* const> pointers, F&& f) {
+  const auto aligned = [&](std::size_t w) {
+    if (element_size % w != 0) return false;
+    for (const void* p : pointers)
+      if (reinterpret_cast<std::uintptr_t>(p) % w != 0) return false;
+    return true;
+  };
+  if (aligned(16)) return f(static_cast<Bytes16*>(nullptr), element_size / 16);
+  if (aligned(8)) return f(static_cast<unsigned long long*>(nullptr), element_size / 8);
+  if (aligned(4)) return f(static_cast<unsigned*>(nullptr), element_size / 4);
+  if (aligned(2)) return f(static_cast<unsigned short*>(nullptr), element_size / 2);
+  f(static_cast<unsigned char*>(nullptr), element_size);
+}
+
 }  // namespace
 
 void preload_box_copy(int device) {
-  static const void* const kernels[] = {
-      reinterpret_cast<const void*>(box_copy_kernel<Bytes16, unsigned>),
-      reinterpret_cast<const void*>(box_copy_kernel<Bytes16, unsigned long long>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned long long, unsigned>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned long long, unsigned long long>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned, unsigned>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned, unsigned long long>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned short, unsigned>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned short, unsigned long long>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned char, unsigned>),
-      reinterpret_cast<const void*>(box_copy_kernel<unsigned char, unsigned long long>),
-      reinterpret_cast<const void*>(box_copies_kernel<Bytes16, unsigned>),
-      reinterpret_cast<const void*>(box_copies_kernel<Bytes16, unsigned long long>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned long long, unsigned>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned long long, unsigned long long>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned, unsigned>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned, unsigned long long>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned short, unsigned>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned short, unsigned long long>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned char, unsigned>),
-      reinterpret_cast<const void*>(box_copies_kernel<unsigned char, unsigned long long>)};
+  // Both kernels at every word width and index width.
+  const auto both = []<class... W>() {
+    return std::vector<const void*>{reinterpret_cast<const void*>(box_copy_kernel<W, unsigned>)...,
+                                    reinterpret_cast<const void*>(box_copy_kernel<W, unsigned long long>)...,
+                                    reinterpret_cast<const void*>(box_copies_kernel<W, unsigned>)...,
+                                    reinterpret_cast<const void*>(box_copies_kernel<W, unsigned long long>)...};
+  };
+  static const std::vector<const void*> kernels =
+      both.template operator()<Bytes16, unsigned long long, unsigned, unsigned short, unsigned char>();
   preload_kernels(device, "box copy", kernels);
 }
 
@@ -203,19 +210,13 @@ void launch_box_copies(std::span<const BoxCopy> boxes, std::size_t element_size,
   if (n == 1) return launch_box_copy(kept[0].src, kept[0].dst, kept[0].size, element_size, stream, max_blocks);
   if (max_blocks == 0) max_blocks = 1;
   const std::span<const BoxCopy> batch(kept, n);
-  // The widest word that divides the element and every buffer's alignment.
-  const auto aligned = [&](std::size_t w) {
-    if (element_size % w != 0) return false;
-    for (const BoxCopy& b : batch)
-      if (reinterpret_cast<std::uintptr_t>(b.src.data) % w != 0 || reinterpret_cast<std::uintptr_t>(b.dst.data) % w != 0)
-        return false;
-    return true;
-  };
-  if (aligned(16)) return launch_batch<Bytes16>(batch, element_size / 16, stream, max_blocks);
-  if (aligned(8)) return launch_batch<unsigned long long>(batch, element_size / 8, stream, max_blocks);
-  if (aligned(4)) return launch_batch<unsigned>(batch, element_size / 4, stream, max_blocks);
-  if (aligned(2)) return launch_batch<unsigned short>(batch, element_size / 2, stream, max_blocks);
-  launch_batch<unsigned char>(batch, element_size, stream, max_blocks);
+  const void* pointers[2 * box_copy_max_batch];
+  for (std::size_t k = 0; k < n; ++k) {
+    pointers[2 * k] = batch[k].src.data;
+    pointers[2 * k + 1] = batch[k].dst.data;
+  }
+  with_word(element_size, std::span<const void* const>(pointers, 2 * n),
+            [&]<class W>(W*, std::size_t words) { launch_batch<W>(batch, words, stream, max_blocks); });
 }
 
 void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size, std::size_t element_size,
@@ -223,16 +224,8 @@ void launch_box_copy(const BoxSide& src, const BoxSide& dst, const Extent3& size
   if (max_blocks == 0) max_blocks = 1;
   const Geometry g = geometry(src, dst, size);
   if (g.volume == 0) return;
-  // The widest word that divides the element and both buffers' alignment.
-  const auto aligned = [&](std::size_t w) {
-    return element_size % w == 0 && reinterpret_cast<std::uintptr_t>(src.data) % w == 0 &&
-           reinterpret_cast<std::uintptr_t>(dst.data) % w == 0;
-  };
-  if (aligned(16)) return launch<Bytes16>(src, dst, g, element_size / 16, stream, max_blocks);
-  if (aligned(8)) return launch<unsigned long long>(src, dst, g, element_size / 8, stream, max_blocks);
-  if (aligned(4)) return launch<unsigned>(src, dst, g, element_size / 4, stream, max_blocks);
-  if (aligned(2)) return launch<unsigned short>(src, dst, g, element_size / 2, stream, max_blocks);
-  launch<unsigned char>(src, dst, g, element_size, stream, max_blocks);
+  const void* const pointers[] = {src.data, dst.data};
+  with_word(element_size, pointers, [&]<class W>(W*, std::size_t words) { launch<W>(src, dst, g, words, stream, max_blocks); });
 }
 
 }  // namespace cush::detail
