@@ -72,7 +72,7 @@ PeerGroup::PeerGroup(std::span<const int> devices, std::span<const cudaStream_t>
       DeviceGuard guard(devices_[k]);
       void* p = nullptr;
       static_assert(PeerFlags::words * sizeof(unsigned) <= scratch_offset, "the flags end before the scratch");
-      CUSH_CUDA_CHECK_AT(cudaMalloc(&p, scratch_offset + 2 * peer_one_shot_max_bytes),
+      CUSH_CUDA_CHECK_AT(cudaMalloc(&p, scratch_offset + 2 * peer_scratch_slot_bytes),
                          "peer_kernel flags on device " + std::to_string(devices_[k]));
       flags_[k] = static_cast<unsigned*>(p);
       ++allocations;
@@ -161,7 +161,7 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
   for (std::size_t j = 0; j < p; ++j) base.peer_flags[j] = group.flags(j);
   PeerReduction& r = base.reduction;
   r.kind = op.kind == Collective::all_reduce ? PeerReduction::all_reduce : PeerReduction::reduce;
-  if (r.kind == PeerReduction::all_reduce && op.part.count * es <= peer_one_shot_max_bytes)
+  if (r.kind == PeerReduction::all_reduce && op.part.count * es <= peer_one_shot_max_bytes(p))
     r.kind = PeerReduction::all_reduce_one_shot;
   for (std::size_t k = 0; k < p; ++k) r.scratch[k] = group.scratch(k, base.epoch);
   r.type = static_cast<unsigned>(op.type);

@@ -34,24 +34,26 @@ Collective parse_collective(std::string_view name) {
 }
 
 TransportTable TransportTable::defaults() {
-  // Measured on 2 x H200 (NVLink), docs/results/device_ops.md: copy engines beat NCCL for the
-  // data movements from 16 MiB up and are within a few µs below; NCCL's reduction kernels are
-  // faster until the peer-read reduction's bandwidth wins (reduce from 16 MiB, all-reduce from
-  // 128 MiB per GPU). Where every device sends (all-to-all, all-gather) and for scatter, the
-  // peer_kernel's in-kernel handshake beats the cross-device events of the copy engines (about
-  // 11-17 µs against 20-33 µs) and NCCL as well, measured up to 512 KiB received per device (the
-  // table's byte counts), so it is used below 1 MiB; for one-way copies,
-  // broadcast and gather the two are within the run-to-run noise, and the copy engines, which
-  // leave the SMs to the application, keep them.
+  // Measured on 2 x H200 (NVLink), docs/results/device_ops.md and docs/device_ops.md: copy
+  // engines beat NCCL for the data movements from 16 MiB up and are within a few µs below. Where
+  // every device sends (all-to-all, all-gather) and for scatter, the peer_kernel's in-kernel
+  // handshake beats the cross-device events of the copy engines (about 11-17 µs against 20-33 µs)
+  // and NCCL as well, measured up to 512 KiB received per device (the table's byte counts), so it
+  // is used below 1 MiB; for one-way copies, broadcast and gather the two are within the
+  // run-to-run noise, and the copy engines, which leave the SMs to the application, keep them.
+  // Reductions: the peer kernel's one-shot and two-shot reductions beat NCCL (default and on
+  // symmetric windows) by 1.2-1.8 x up to 256 KiB and are at least level with it up to 64 MiB;
+  // the copy engines with the combine kernel take over where they were faster (reduce from
+  // 16 MiB, all-reduce from 128 MiB per GPU).
   TransportTable t;
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
     t.set(c, 0, Transport::peer_kernel);
     t.set(c, std::size_t{1} << 20, Transport::peer);
   }
-  t.set(Collective::reduce, 0, Transport::nccl);
+  t.set(Collective::reduce, 0, Transport::peer_kernel);
   t.set(Collective::reduce, std::size_t{16} << 20, Transport::peer);
-  t.set(Collective::all_reduce, 0, Transport::nccl);
+  t.set(Collective::all_reduce, 0, Transport::peer_kernel);
   t.set(Collective::all_reduce, std::size_t{128} << 20, Transport::peer);
   return t;
 }

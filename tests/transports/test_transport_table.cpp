@@ -34,20 +34,19 @@ TEST(TransportTable, DefaultsNameATransportForEveryOperation) {
     for (std::size_t bytes : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 30})
       EXPECT_NE(d.pick(static_cast<Collective>(c), bytes), Transport::automatic);
   // Small messages where every device sends go through the peer kernel, large ones over the
-  // copy engines; reductions never use the peer kernel (it cannot combine).
+  // copy engines; reductions run on the peer kernel's own reductions until the copy engines
+  // (with the combine kernel) are faster.
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
     EXPECT_EQ(d.pick(c, 4096), Transport::peer_kernel) << cush::to_string(c);
     EXPECT_EQ(d.pick(c, (std::size_t{1} << 20) - 1), Transport::peer_kernel) << cush::to_string(c);
     EXPECT_EQ(d.pick(c, std::size_t{1} << 20), Transport::peer) << cush::to_string(c);
   }
-  EXPECT_EQ(d.pick(Collective::reduce, 4096), Transport::nccl);
-  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{1} << 20), Transport::nccl);
+  EXPECT_EQ(d.pick(Collective::reduce, 4096), Transport::peer_kernel);
+  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{1} << 20), Transport::peer_kernel);
   EXPECT_EQ(d.pick(Collective::reduce, std::size_t{16} << 20), Transport::peer);
-  EXPECT_EQ(d.pick(Collective::all_reduce, 4096), Transport::nccl);
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 30}) {
-    EXPECT_NE(d.pick(Collective::reduce, bytes), Transport::peer_kernel);
-    EXPECT_NE(d.pick(Collective::all_reduce, bytes), Transport::peer_kernel);
-  }
+  EXPECT_EQ(d.pick(Collective::all_reduce, 4096), Transport::peer_kernel);
+  EXPECT_EQ(d.pick(Collective::all_reduce, (std::size_t{128} << 20) - 1), Transport::peer_kernel);
+  EXPECT_EQ(d.pick(Collective::all_reduce, std::size_t{128} << 20), Transport::peer);
 }
 
 TEST(TransportTable, TextRoundTripsThroughAFile) {
