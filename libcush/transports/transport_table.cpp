@@ -41,18 +41,21 @@ TransportTable TransportTable::defaults() {
   // and NCCL as well, measured up to 512 KiB received per device (the table's byte counts), so it
   // is used below 1 MiB; for one-way copies, broadcast and gather the two are within the
   // run-to-run noise, and the copy engines, which leave the SMs to the application, keep them.
-  // Reductions: the peer kernel's one-shot and two-shot reductions beat NCCL (default and on
-  // symmetric windows) by 1.2-1.8 x up to 256 KiB and are at least level with it up to 64 MiB;
-  // the copy engines with the combine kernel take over where they were faster (reduce from
-  // 16 MiB, all-reduce from 128 MiB per GPU).
+  // Reductions: the peer kernel's one-shot and two-shot all-reduces beat NCCL (default and on
+  // symmetric windows) by 1.2-1.3 x from 4 KiB to 256 KiB, and are level with it or faster up to
+  // 128 MiB but at 1-4 MiB (0.89-0.94 x NCCL on windows); the copy engines with the combine
+  // kernel are faster from 128 MiB. A reduce (the root reads every replica) is fastest on the
+  // copy engines up to 64 KiB (8-11 µs, NCCL 13-19), on the kernel from 256 KiB to 16 MiB, and on
+  // the copy engines again from 64 MiB, where the two are level.
   TransportTable t;
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
     t.set(c, 0, Transport::peer_kernel);
     t.set(c, std::size_t{1} << 20, Transport::peer);
   }
-  t.set(Collective::reduce, 0, Transport::peer_kernel);
-  t.set(Collective::reduce, std::size_t{16} << 20, Transport::peer);
+  t.set(Collective::reduce, 0, Transport::peer);
+  t.set(Collective::reduce, std::size_t{256} << 10, Transport::peer_kernel);
+  t.set(Collective::reduce, std::size_t{64} << 20, Transport::peer);
   t.set(Collective::all_reduce, 0, Transport::peer_kernel);
   t.set(Collective::all_reduce, std::size_t{128} << 20, Transport::peer);
   return t;
