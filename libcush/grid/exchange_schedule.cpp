@@ -47,12 +47,6 @@ class Builder {
   ExchangeSchedule build() && {
     using Kind = ScheduleStream::Kind;
     const std::size_t phases = program_.phases.size();
-    // The first phase between blocks records its receivers' starts before the phases exchanged
-    // in place: a receiver's ghosts of that phase are free once its earlier work is done, and its
-    // own in-place box copies touch none of them (the host model checks every grid), so a sender
-    // need not wait for those copies too (on 2 x H200 the advection case's z planes waited about
-    // 14 µs per step for the receiver's x and y ghost kernels and the wait's hop).
-    record_starts(out_.start, Kind::block, in_place_);
     run(out_.start, Kind::block, 0, in_place_);
     // The rest hops to the exchange streams, after the work already on the blocks' streams.
     for (std::size_t k = 0; k < p_; ++k) {
@@ -64,7 +58,6 @@ class Builder {
       record(out_.finish, {Kind::exchange, k}, end_[k]);
       wait(out_.finish, {Kind::block, k}, end_[k]);
     }
-    record_starts(out_.whole, Kind::block, in_place_);
     run(out_.whole, Kind::block, 0, phases);
     return std::move(out_);
   }
@@ -160,13 +153,6 @@ class Builder {
     }
   }
 
-  // The start records of phase `ph` (if it is one) on the streams of kind `on`; run() leaves
-  // them out of that phase.
-  void record_starts(std::vector<Instruction>& list, ScheduleStream::Kind on, std::size_t ph) const {
-    if (ph >= plans_.size()) return;
-    for (std::size_t k : plans_[ph].starts) record(list, ScheduleStream{on, k}, start_[k]);
-  }
-
   // Phases [first, last) of the program, on the streams of kind `on` (one per block).
   void run(std::vector<Instruction>& list, ScheduleStream::Kind on, std::size_t first, std::size_t last) const {
     const auto at = [on](std::size_t k) { return ScheduleStream{on, k}; };
@@ -176,8 +162,7 @@ class Builder {
       const PhasePlan& plan = plans_[ph];
       const std::vector<Pipelined>& piped = pipelined_[ph];
       // Every start is recorded before any sender waits, so each wait binds to this phase's.
-      if (ph != in_place_)  // that phase's were recorded before the phases exchanged in place
-        for (std::size_t k : plan.starts) record(list, at(k), start_[k]);
+      for (std::size_t k : plan.starts) record(list, at(k), start_[k]);
       // The unpack streams of pipelined receivers start after their receiver's earlier work.
       for (std::size_t k : plan.unpackers) wait(list, unpack(k), start_[k]);
       for (std::size_t i = 0; i < phase.sends.size(); ++i) {
