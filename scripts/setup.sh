@@ -19,6 +19,9 @@ need_file /usr/include/benchmark/benchmark.h libbenchmark-dev
 # scripts/fuzz.sh's libFuzzer build (clang++ with libFuzzer, AddressSanitizer and UBSan); CI builds it.
 need_cmd clang++ clang
 compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing+=(libclang-rt-dev)
+# MPI (optional for cush; CI runs the process-group tests under mpiexec): Open MPI.
+need_cmd mpiexec openmpi-bin
+need_cmd mpicxx libopenmpi-dev
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
