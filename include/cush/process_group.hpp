@@ -55,9 +55,18 @@ struct RankDevice {
 /// together before anything else.
 ///
 ///     cush::ProcessGroup group(MPI_COMM_WORLD);           // every GPU each process can use
-///     cush::ProcessGroup one(MPI_COMM_WORLD, {local_rank}); // one GPU per process
+///     cush::ProcessGroup one(MPI_COMM_WORLD, {gpu});        // one GPU per process (local_rank())
 class ProcessGroup {
  public:
+  /// This process's rank among the ranks of `comm` on its host, and how many they are
+  /// (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): collective over `comm`. What a program with one
+  /// process per GPU picks its GPU by, before it makes the group:
+  ///
+  ///     const int local = cush::ProcessGroup::local_rank(MPI_COMM_WORLD);
+  ///     cush::ProcessGroup one(MPI_COMM_WORLD, {local % cush::DeviceSet::available()});
+  [[nodiscard]] static int local_rank(MPI_Comm comm);
+  [[nodiscard]] static int local_size(MPI_Comm comm);
+
   /// Every GPU this process can use (DeviceSet::available(); none without a GPU).
   explicit ProcessGroup(MPI_Comm comm);
   /// The GPUs `devices` of this process (logical ids; empty: none).

@@ -82,7 +82,25 @@ std::string ranges(const std::vector<int>& ranks) {
   return s;
 }
 
+// The rank and size of this process's host's part of `comm` (collective over `comm`).
+std::pair<int, int> on_this_host(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw InvalidArgument("cush::ProcessGroup::local_rank", "comm", "MPI_COMM_NULL is not a communicator");
+  MPI_Comm host = MPI_COMM_NULL;
+  CUSH_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host));
+  int rank = 0;
+  int size = 0;
+  const int rc_rank = MPI_Comm_rank(host, &rank);
+  const int rc_size = MPI_Comm_size(host, &size);
+  (void)MPI_Comm_free(&host);
+  CUSH_MPI_CHECK(rc_rank);
+  CUSH_MPI_CHECK(rc_size);
+  return {rank, size};
+}
+
 }  // namespace
+
+int ProcessGroup::local_rank(MPI_Comm comm) { return on_this_host(comm).first; }
+int ProcessGroup::local_size(MPI_Comm comm) { return on_this_host(comm).second; }
 
 ProcessGroup::ProcessGroup(MPI_Comm comm) : ProcessGroup(comm, every_device()) {}
 

@@ -48,6 +48,13 @@ TEST(ProcessGroup, EveryRankSeesTheSameRanksHostsAndDevices) {
   EXPECT_THROW((void)g.host_of(g.size()), cush::InvalidArgument);
 }
 
+TEST(ProcessGroup, LocalRanksNumberTheRanksOfEachHost) {
+  // One host here: the local rank is the rank.
+  EXPECT_EQ(cush::ProcessGroup::local_rank(MPI_COMM_WORLD), world_rank());
+  EXPECT_EQ(cush::ProcessGroup::local_size(MPI_COMM_WORLD), world_size());
+  EXPECT_THROW((void)cush::ProcessGroup::local_rank(MPI_COMM_NULL), cush::InvalidArgument);
+}
+
 TEST(ProcessGroup, KeepsItsOwnCommunicator) {
   const cush::ProcessGroup g(MPI_COMM_WORLD);
   int same = MPI_UNEQUAL;
