@@ -89,7 +89,12 @@ TEST(DeviceIds, WithoutAGpuADeviceSetSaysSoPlainly) {
   EXPECT_THROW((void)cush::DeviceSet::all(), cush::NoDevice);
   const std::string m = message_of([] { cush::DeviceSet{0}; });
   EXPECT_TRUE(contains(m, "no usable CUDA device")) << m;
-  EXPECT_FALSE(cush::DeviceSet::unavailable_reason().empty());
+  // It says that there is no GPU or driver, never that the driver is insufficient (the runtime's
+  // words without one), which would send a user to update a driver that is not there.
+  const std::string why = cush::DeviceSet::unavailable_reason();
+  EXPECT_FALSE(why.empty());
+  EXPECT_TRUE(contains(why, "no GPU") || contains(why, "update the driver")) << why;
+  EXPECT_FALSE(contains(m, "insufficient") && !contains(m, "update the driver")) << m;
   EXPECT_FALSE(cush::is_pinned(&m, 1));
   // Empty lists are rejected as bad input even before looking for GPUs.
   EXPECT_THROW(cush::DeviceSet(std::vector<int>{}), cush::InvalidArgument);
