@@ -50,6 +50,18 @@
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 #   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 400)
 #   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
+case ${1:-} in
+  -h|--help) sed -n '2,/^summary_name=/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+# A mistyped step or part would otherwise run nothing and exit 0.
+known_steps=" build test demo sanitize report probe bench devbench halobench casebench multi profile "
+for s in ${CUSH_STEPS//,/ }; do
+  [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
+done
+known_parts=" device_ops overlap halo lbm advection matmul karst fft scale "
+for p in ${CUSH_MULTI_PARTS:-}; do
+  [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
+done
 summary_name=summary.txt
 source "$(dirname "$0")/gpu_script.sh"
 steps=",${CUSH_STEPS:-build,test,demo,sanitize,probe,bench},"
