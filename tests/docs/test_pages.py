@@ -65,5 +65,20 @@ class Pages(unittest.TestCase):
         self.assertEqual(found, [])
 
 
+class Guide(unittest.TestCase):
+    def test_the_architecture_names_every_public_header(self):
+        text = read("docs/guide.md")
+        section = text[text.index("## Architecture"):text.index("Data flows one way")]
+        named = set(re.findall(r"`([a-z_]+\.(?:hpp|cuh))`", section))
+        headers = {f for f in os.listdir(os.path.join(ROOT, "include", "cush")) if f.endswith((".hpp", ".cuh"))}
+        self.assertEqual(sorted(headers - named), [], "public headers the guide's architecture does not name")
+        self.assertEqual(sorted(named - headers - {"backend.hpp"}), [], "headers the guide names that do not exist")
+
+    def test_cush_hpp_includes_every_public_header_but_the_cuda_one(self):
+        included = set(re.findall(r'#include "cush/([a-z_]+\.(?:hpp|cuh))"', read("include/cush/cush.hpp")))
+        headers = {f for f in os.listdir(os.path.join(ROOT, "include", "cush")) if f.endswith((".hpp", ".cuh"))}
+        self.assertEqual(sorted(headers - included - {"cush.hpp"}), ["transpose.cuh"])
+
+
 if __name__ == "__main__":
     unittest.main()
