@@ -58,6 +58,21 @@ TEST(Errors, CheckEvaluatesTheCallOnce) {
   EXPECT_EQ(calls, 1);
 }
 
+// A GPU the build has no code for is refused at its first use with the device, its capability,
+// the build's architectures and what to rebuild with (the check itself needs such a GPU).
+TEST(Errors, UnsupportedDeviceSaysWhatToRebuildWith) {
+  const std::string m = cush::detail::unsupported_device_message(1, 80, "90");
+  EXPECT_TRUE(contains(m, "device 1 has compute capability 8.0")) << m;
+  EXPECT_TRUE(contains(m, "CMAKE_CUDA_ARCHITECTURES 90")) << m;
+  EXPECT_TRUE(contains(m, "-DCMAKE_CUDA_ARCHITECTURES=\"80-real;90\"")) << m;
+  const cush::UnsupportedDevice e(1, 80, m);
+  const cush::Error& base = e;  // caught as any cush error
+  EXPECT_EQ(e.device(), 1);
+  EXPECT_EQ(e.capability(), 80);
+  EXPECT_EQ(std::string(base.what()), m);
+  EXPECT_NE(std::string(cush::detail::built_architectures()), "");
+}
+
 TEST(Errors, InvalidArgumentAndOutOfMemorySayWhatIsWrong) {
   const cush::InvalidArgument bad("cush::Plan", "n", "a plan needs at least one element");
   EXPECT_EQ(bad.where(), "cush::Plan");
