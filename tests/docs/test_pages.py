@@ -58,6 +58,16 @@ class Pages(unittest.TestCase):
                         found.append(f"{page}:{number}: {line.strip()[:120]}")
         self.assertEqual(found, [])
 
+    def test_the_design_pages_cite_no_bare_issue_numbers(self):
+        # The project's own issue numbers mean nothing to a user; a cited project's issue is named
+        # with its project ("NCCL issue 265").
+        pages_ = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
+        pages_ += sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "cases", "*", "README.md")))
+        bare = re.compile(r"(?<!NCCL )\bissues? \d+\b", re.I)
+        found = [f"{page}:{n}: {line.strip()[:120]}" for page in pages_
+                 for n, line in enumerate(read(page).splitlines(), 1) if bare.search(line)]
+        self.assertEqual(found, [])
+
     def test_the_design_pages_call_nothing_in_progress(self):
         found = [f"{page}:{n}: {line.strip()[:120]}" for page in ["README.md"] + sorted(
             os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
