@@ -92,7 +92,15 @@ void forget_kept() {
 
 int run(int argc, char** argv, const char* program, void (*register_benchmarks)()) {
   benchmark::Initialize(&argc, argv);
-  if (cush::DeviceSet::available() == 0) {
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;  // it names them
+  int gpus = 0;
+  try {
+    gpus = cush::DeviceSet::available();
+  } catch (const cush::Error& e) {  // a malformed CUSH_VIRTUAL_GPUS
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+  if (gpus == 0) {
     std::printf("%s: no GPU on this machine (%s); nothing to measure.\n", program,
                 cush::DeviceSet::unavailable_reason().c_str());
     return 0;

@@ -3,7 +3,7 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,demo,sanitize,report,probe,bench,devbench,halobench,
+#   CUSH_STEPS   comma list of build,test,demo,archcheck,sanitize,report,probe,bench,devbench,halobench,
 #                casebench,multi,profile
 #                (default: build,test,demo,sanitize,probe,bench; report runs scripts/report.sh and
 #                packs docs/results into $OUT/results.tgz)
@@ -50,6 +50,18 @@
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 #   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 400)
 #   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
+case ${1:-} in
+  -h|--help) sed -n '2,/^summary_name=/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+# A mistyped step or part would otherwise run nothing and exit 0.
+known_steps=" build test demo archcheck sanitize report probe bench devbench halobench casebench multi profile "
+for s in ${CUSH_STEPS//,/ }; do
+  [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
+done
+known_parts=" device_ops overlap halo lbm advection matmul karst fft scale "
+for p in ${CUSH_MULTI_PARTS:-}; do
+  [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
+done
 summary_name=summary.txt
 source "$(dirname "$0")/gpu_script.sh"
 steps=",${CUSH_STEPS:-build,test,demo,sanitize,probe,bench},"
@@ -150,6 +162,31 @@ if has demo; then
   cat "$OUT/demo.log" >>"$summary"
 fi
 
+if has archcheck; then
+  # A build without code for this GPU (sm_80 only, no PTX) must refuse it at first use with
+  # cush::UnsupportedDevice, naming the capability and what to rebuild with (docs/guide.md,
+  # "Errors"): the demo, built so, must exit 1 saying so.
+  major=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | cut -d. -f1)
+  if [ "${major:-0}" -lt 9 ]; then
+    note "archcheck: this GPU is compute capability ${major:-?}.x; the check needs 9.0 or later (it builds for 8.0 only)"
+  else
+    arch_build="$build-sm80"
+    if cmake -S . -B "$arch_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80-real \
+         -DCUSH_BUILD_TESTS=OFF -DCUSH_BUILD_BENCHMARKS=OFF -DCUSH_BUILD_TRACER=OFF >"$OUT/archcheck.log" 2>&1 &&
+       cmake --build "$arch_build" -j "$(nproc)" --target cush_demo >>"$OUT/archcheck.log" 2>&1; then
+      timeout 120 "$arch_build/examples/cush_demo" 16 >>"$OUT/archcheck.log" 2>&1
+      rc=$?
+      if [ "$rc" -eq 1 ] && grep -q "has no code for it" "$OUT/archcheck.log"; then
+        note "archcheck: passed (an sm_80-only build refused this GPU: $(grep -o 'device 0 has compute capability [0-9.]*' "$OUT/archcheck.log" | head -1))"
+      else
+        note "archcheck: FAILED (rc $rc; last lines of $OUT/archcheck.log below)"; tail -5 "$OUT/archcheck.log" | tee -a "$summary"
+      fi
+    else
+      note "archcheck: the sm_80 build FAILED; last lines:"; tail -20 "$OUT/archcheck.log" | tee -a "$summary"
+    fi
+  fi
+fi
+
 if has sanitize; then
   : >"$OUT/sanitizer.log"
   for t in $(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort); do
@@ -166,7 +203,7 @@ fi
 
 if has report; then
   # The GPU host has no pmccabe package: carry one in .tools/bin (see README).
-  CUSH_BUILD_DIR="$build" bash scripts/report.sh >"$OUT/report.log" 2>&1
+  CUSH_BUILD_DIR="$build" bash scripts/report.sh --update-docs >"$OUT/report.log" 2>&1
   note "report: rc $? ($(elapsed)); $(tail -1 "$OUT/report.log")"
   tar czf "$OUT/results.tgz" docs/results
 fi
