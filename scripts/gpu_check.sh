@@ -87,17 +87,12 @@ fi
 # summary paragraph under $OUT/suite_<label>*. Side-by-side runs use copies of the build tree
 # (each ctest writes its own Testing/ folder).
 run_suite() {
-  local visible=$1 label tree log t1 wall results passed skipped failed only=()
+  local visible=$1 label tree log t1 wall results passed skipped failed only=() alone memory
   label="$(tr -cd ',' <<<"$visible" | wc -c | xargs -I{} expr {} + 1)gpu_${visible//,/}"
   tree=$build
   # Side by side: GPU tests only (the host tests share paths of the build tree, and need no GPU).
   if [ -n "${2:-}" ]; then tree="$build-$label"; rm -rf "$tree"; cp -a "$build" "$tree"; only=(-L gpu); fi
   log="$OUT/suite_${label}.log"
-  # The tests that compare free GPU memory before and after must have the GPUs to themselves,
-  # unless the driver counts each process's memory (test_process_memory_gpu): then the leak checks
-  # count their own process's (CUSH_TEST_MEMORY=process) and only the tests that reason about the
-  # GPUs' real free memory run alone.
-  local alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory' memory=device
   # A fresh tree has no record of the tests' times: ctest would start them in the order of their
   # numbers, the longest among the last. The times of an earlier run let the longest start first.
   local costs="$tree/Testing/Temporary/CTestCostData.txt"
@@ -106,23 +101,8 @@ run_suite() {
     { grep -v '^#' scripts/suite_costs.txt | awk '{print $1, 1, $2}'; echo ---; } >"$costs"
   fi
   t1=$(date +%s)
-  if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
-     CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
-       --gtest_filter=ProcessMemory.CountsThisProcessOnly >"$OUT/suite_${label}_memory_check.log" 2>&1; then
-    alone='PlanGpu'; memory=process
-  fi
-  # The fault walks (thousands of short runs, each waiting for its GPUs) side by side with the
-  # other tests ran 25-80 times slower than alone on 4 x H200 (the GPUs time-slice between the
-  # processes' contexts, and a walk waits for a slice at every step): three of them passed ctest's
-  # 400 s limit. They run first, among themselves, then the rest.
-  local heavy='FailsCleanly|Faults\.|NcclFailure'
-  (cd "$tree" && export CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=$memory &&
-    ctest "${only[@]}" -j "${CUSH_SUITE_WALK_JOBS:-6}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$heavy" -E "$alone" --output-on-failure
-    cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_shared_full.log"
-    ctest "${only[@]}" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$heavy|$alone" --output-on-failure
-    cat Testing/Temporary/LastTest.log >>"$OUT/suite_${label}_shared_full.log"
-    ctest "${only[@]}" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
-    cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_alone_full.log") >"$log" 2>&1
+  # The walks first, then the rest, then what must run alone (gpu_script.sh, grouped_ctest).
+  CUDA_VISIBLE_DEVICES=$visible grouped_ctest "$tree" "$OUT/suite_${label}" "${only[@]}" >"$log" 2>&1
   wall=$(( $(date +%s) - t1 ))
   # ctest's result lines: "  12/345 Test  #67: gpu.Foo.Bar ....   Passed    1.23 sec"
   results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
