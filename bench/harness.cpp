@@ -1,8 +1,14 @@
 #include "harness.hpp"
 
+#include <execinfo.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cush/device_guard.hpp"
@@ -90,9 +96,48 @@ void forget_kept() {
   slot.key.clear();
 }
 
+namespace {
+
+std::atomic<const char*> current_row{nullptr};
+
+void write_text(const char* text) {
+  if (text != nullptr) (void)!::write(STDERR_FILENO, text, std::strlen(text));
+}
+
+// A crash (a segmentation fault in a row, an abort) says which row and where before the process
+// ends as it would have: only async-signal-safe calls, then the default action.
+extern "C" void on_crash(int sig) {
+  write_text("\n*** benchmark crashed (");
+  write_text(sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : "SIGFPE");
+  write_text(") in row ");
+  const char* row = current_row.load();
+  write_text(row != nullptr ? row : "(none: outside the add_timed rows)");
+  write_text("; stack (addr2line -e <binary> -f -C <offset> names an offset):\n");
+  void* frames[64];
+  const int n = ::backtrace(frames, 64);
+  ::backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
+void entering_row(const char* name) { current_row.store(name); }
+
 int run(int argc, char** argv, const char* program, void (*register_benchmarks)()) {
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE}) std::signal(sig, on_crash);
+  void* warm[1];
+  ::backtrace(warm, 1);  // loads libgcc's unwinder now, not inside the handler
   benchmark::Initialize(&argc, argv);
-  if (cush::DeviceSet::available() == 0) {
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;  // it names them
+  int gpus = 0;
+  try {
+    gpus = cush::DeviceSet::available();
+  } catch (const cush::Error& e) {  // a malformed CUSH_VIRTUAL_GPUS
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+  if (gpus == 0) {
     std::printf("%s: no GPU on this machine (%s); nothing to measure.\n", program,
                 cush::DeviceSet::unavailable_reason().c_str());
     return 0;

@@ -73,13 +73,18 @@ void add_context();
 
 void forget_kept();
 
+/// Names the row now running (add_timed's rows say so): a crash prints it with the stack (run()).
+/// `name` must outlive the row.
+void entering_row(const char* name);
+
 /// Registers `f` (a callable taking benchmark::State&) under `name` with manual time in
 /// milliseconds and min_time(): the settings of the case benchmarks. A row that does not keep its
 /// set-up (`keeps`, kept() below) first frees what an earlier row kept, so that no row runs beside
 /// another's buffers.
 template <class F>
 void add_timed(const std::string& name, F f, bool keeps = false) {
-  auto row = [f, keeps](benchmark::State& state) {
+  auto row = [f, keeps, name](benchmark::State& state) {
+    entering_row(name.c_str());
     if (!keeps) forget_kept();
     f(state);
   };

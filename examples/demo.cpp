@@ -1,11 +1,13 @@
 // The cush demo: scatter a host buffer over every GPU, run a kernel on each segment, gather it
 // back, check every element and print what each step achieved.
 //
-// Usage: cush_demo [MiB=1024]
+// Usage: cush_demo [MiB]   (cush_demo --help says more)
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "cush/cush.hpp"
@@ -43,20 +45,46 @@ std::size_t round_trip(cush::Plan<float>& plan, std::span<const float> in, std::
   return wrong;
 }
 
+constexpr const char* usage =
+    "usage: cush_demo [MiB]\n"
+    "  Scatters MiB mebibytes of floats (default 1024) from host memory over every GPU, runs a kernel\n"
+    "  on each GPU's segment, gathers the result back, checks every element and prints the rates.\n"
+    "  Without a GPU it says so and exits 0. CUSH_VIRTUAL_GPUS=<n> runs it on n logical GPUs.\n";
+
+// The size argument in MiB (1 to 1 TiB's worth), or 0 if it is not one.
+std::size_t parse_mib(std::string_view text) {
+  std::size_t mib = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), mib);
+  if (error != std::errc() || end != text.data() + text.size() || mib > (std::size_t{1} << 20)) return 0;
+  return mib;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::size_t mib = 1024;
+  if (argc > 1) {
+    const std::string_view arg = argv[1];
+    if (arg == "-h" || arg == "--help") {
+      std::printf("%s", usage);
+      return 0;
+    }
+    mib = parse_mib(arg);
+    if (argc > 2 || mib == 0) {
+      std::fprintf(stderr, "cush_demo: %s\n%s", argc > 2 ? "one argument at most" : "MiB must be a whole number from 1 to 1048576", usage);
+      return 2;
+    }
+  }
   const cush::RuntimeVersions v = cush::runtime_versions();
   std::printf("cush %s demo (CUDA runtime %s, driver %s, NCCL %s)\n", v.cush.c_str(), v.cuda_runtime.c_str(),
               v.cuda_driver.c_str(), v.nccl.c_str());
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("No CUDA GPU on this machine (%s).\nThe demo moves data through GPUs, so there is nothing to run here; "
-                "the library and its host tests work without one.\n",
-                cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
   try {
-    const std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1024;
+    if (cush::DeviceSet::available() == 0) {
+      std::printf("No CUDA GPU on this machine (%s).\nThe demo moves data through GPUs, so there is nothing to run here; "
+                  "the library and its host tests work without one.\n",
+                  cush::DeviceSet::unavailable_reason().c_str());
+      return 0;
+    }
     const std::size_t n = (mib << 20) / sizeof(float) + 7;  // odd on purpose: segments are uneven
     const cush::DeviceSet gpus = cush::DeviceSet::all();
     std::printf("%zu GPU(s):\n%s", gpus.size(), gpus.topology().describe().c_str());

@@ -29,11 +29,11 @@ void check(bool ok, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
   try {
+    if (cush::DeviceSet::available() == 0) {
+      std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
+      return 0;
+    }
     const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'003;
     const cush::DeviceSet gpus = cush::DeviceSet::all();
     std::vector<int> reversed(gpus.ids().rbegin(), gpus.ids().rend());

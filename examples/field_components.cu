@@ -28,11 +28,11 @@ __global__ void stream(cush::Block<float> in, cush::Block<float> out, std::ptrdi
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
   try {
+    if (cush::DeviceSet::available() == 0) {
+      std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
+      return 0;
+    }
     const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000003;
     const std::size_t steps = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 25;
     cush::GridOptions options;

@@ -57,11 +57,11 @@ std::vector<double> host_steps(std::vector<double> u, std::size_t n, std::size_t
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
   try {
+    if (cush::DeviceSet::available() == 0) {
+      std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
+      return 0;
+    }
     const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2048;
     const std::size_t steps = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
     const cush::DeviceSet gpus = cush::DeviceSet::all();

@@ -45,11 +45,11 @@ double run(cush::Plan<float>& in, cush::Plan<float>& out, const float* host_in, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cush::DeviceSet::available() == 0) {
-    std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
-    return 0;
-  }
   try {
+    if (cush::DeviceSet::available() == 0) {
+      std::printf("  SKIPPED: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
+      return 0;
+    }
     const std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 512;
     const std::size_t slices = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 8;
     const std::size_t n = (mib << 20) / sizeof(float) + 5;

@@ -14,16 +14,32 @@
 # A crash or broken invariant leaves its input in build-fuzz/crash-<harness>-* (libFuzzer) or
 # ./crash-<harness> (random driver): keep it in tests/fuzz/regressions/<harness>/.
 set -uo pipefail
+case ${1:-} in
+  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 root=$PWD
+# A bad value is an error naming its variable (read as a number it would fail every harness).
+bad() { echo "fuzz.sh: $1='$2' $3" >&2; exit 2; }
 runs=${CUSH_FUZZ_RUNS:-1000000}
+[[ "$runs" =~ ^[0-9]+$ ]] || bad CUSH_FUZZ_RUNS "$runs" "is not a whole number of inputs"
 jobs=${CUSH_FUZZ_JOBS:-$(nproc)}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || bad CUSH_FUZZ_JOBS "$jobs" "is not a positive count"
+[[ "${CUSH_FUZZ_SEED:-1}" =~ ^[0-9]+$ ]] || bad CUSH_FUZZ_SEED "$CUSH_FUZZ_SEED" "is not a whole number"
+known=" $(sed -n 's/^set(CUSH_FUZZ_HARNESSES \(.*\))$/\1/p' tests/fuzz/CMakeLists.txt) "
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=($(sed -n 's/^set(CUSH_FUZZ_HARNESSES \(.*\))$/\1/p' tests/fuzz/CMakeLists.txt))
+  harnesses=($known)
 fi
+for h in "${harnesses[@]}"; do
+  [[ "$known" == *" $h "* ]] || { echo "fuzz.sh: no harness '$h' (harnesses:$known)" >&2; exit 2; }
+done
 
 engine=${CUSH_FUZZ_ENGINE:-}
+case $engine in
+  ""|libfuzzer|random) ;;
+  *) bad CUSH_FUZZ_ENGINE "$engine" "is not an engine (libfuzzer or random; unset: libfuzzer where clang++ has it)" ;;
+esac
 if [ -z "$engine" ]; then
   probe=$(mktemp -d)
   echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"

@@ -3,7 +3,7 @@
 # tests, the host-memory probe and the benchmarks. Logs go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 #
-#   CUSH_STEPS   comma list of build,test,demo,sanitize,report,probe,bench,devbench,halobench,
+#   CUSH_STEPS   comma list of build,test,demo,archcheck,sanitize,report,probe,bench,devbench,halobench,
 #                casebench,multi,profile
 #                (default: build,test,demo,sanitize,probe,bench; report runs scripts/report.sh and
 #                packs docs/results into $OUT/results.tgz)
@@ -50,6 +50,18 @@
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 #   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 400)
 #   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
+case ${1:-} in
+  -h|--help) sed -n '2,/^summary_name=/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+# A mistyped step or part would otherwise run nothing and exit 0.
+known_steps=" build test demo archcheck sanitize report probe bench devbench halobench casebench multi profile "
+for s in ${CUSH_STEPS//,/ }; do
+  [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
+done
+known_parts=" device_ops overlap halo lbm advection matmul karst fft scale "
+for p in ${CUSH_MULTI_PARTS:-}; do
+  [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
+done
 summary_name=summary.txt
 source "$(dirname "$0")/gpu_script.sh"
 steps=",${CUSH_STEPS:-build,test,demo,sanitize,probe,bench},"
@@ -75,17 +87,12 @@ fi
 # summary paragraph under $OUT/suite_<label>*. Side-by-side runs use copies of the build tree
 # (each ctest writes its own Testing/ folder).
 run_suite() {
-  local visible=$1 label tree log t1 wall results passed skipped failed only=()
+  local visible=$1 label tree log t1 wall results passed skipped failed only=() alone memory
   label="$(tr -cd ',' <<<"$visible" | wc -c | xargs -I{} expr {} + 1)gpu_${visible//,/}"
   tree=$build
   # Side by side: GPU tests only (the host tests share paths of the build tree, and need no GPU).
   if [ -n "${2:-}" ]; then tree="$build-$label"; rm -rf "$tree"; cp -a "$build" "$tree"; only=(-L gpu); fi
   log="$OUT/suite_${label}.log"
-  # The tests that compare free GPU memory before and after must have the GPUs to themselves,
-  # unless the driver counts each process's memory (test_process_memory_gpu): then the leak checks
-  # count their own process's (CUSH_TEST_MEMORY=process) and only the tests that reason about the
-  # GPUs' real free memory run alone.
-  local alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory' memory=device
   # A fresh tree has no record of the tests' times: ctest would start them in the order of their
   # numbers, the longest among the last. The times of an earlier run let the longest start first.
   local costs="$tree/Testing/Temporary/CTestCostData.txt"
@@ -94,23 +101,8 @@ run_suite() {
     { grep -v '^#' scripts/suite_costs.txt | awk '{print $1, 1, $2}'; echo ---; } >"$costs"
   fi
   t1=$(date +%s)
-  if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
-     CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
-       --gtest_filter=ProcessMemory.CountsThisProcessOnly >"$OUT/suite_${label}_memory_check.log" 2>&1; then
-    alone='PlanGpu'; memory=process
-  fi
-  # The fault walks (thousands of short runs, each waiting for its GPUs) side by side with the
-  # other tests ran 25-80 times slower than alone on 4 x H200 (the GPUs time-slice between the
-  # processes' contexts, and a walk waits for a slice at every step): three of them passed ctest's
-  # 400 s limit. They run first, among themselves, then the rest.
-  local heavy='FailsCleanly|Faults\.|NcclFailure'
-  (cd "$tree" && export CUDA_VISIBLE_DEVICES=$visible CUSH_TEST_MEMORY=$memory &&
-    ctest "${only[@]}" -j "${CUSH_SUITE_WALK_JOBS:-6}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$heavy" -E "$alone" --output-on-failure
-    cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_shared_full.log"
-    ctest "${only[@]}" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$heavy|$alone" --output-on-failure
-    cat Testing/Temporary/LastTest.log >>"$OUT/suite_${label}_shared_full.log"
-    ctest "${only[@]}" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
-    cp Testing/Temporary/LastTest.log "$OUT/suite_${label}_alone_full.log") >"$log" 2>&1
+  # The walks first, then the rest, then what must run alone (gpu_script.sh, grouped_ctest).
+  CUDA_VISIBLE_DEVICES=$visible grouped_ctest "$tree" "$OUT/suite_${label}" "${only[@]}" >"$log" 2>&1
   wall=$(( $(date +%s) - t1 ))
   # ctest's result lines: "  12/345 Test  #67: gpu.Foo.Bar ....   Passed    1.23 sec"
   results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
@@ -150,6 +142,31 @@ if has demo; then
   cat "$OUT/demo.log" >>"$summary"
 fi
 
+if has archcheck; then
+  # A build without code for this GPU (sm_80 only, no PTX) must refuse it at first use with
+  # cush::UnsupportedDevice, naming the capability and what to rebuild with (docs/guide.md,
+  # "Errors"): the demo, built so, must exit 1 saying so.
+  major=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | cut -d. -f1)
+  if [ "${major:-0}" -lt 9 ]; then
+    note "archcheck: this GPU is compute capability ${major:-?}.x; the check needs 9.0 or later (it builds for 8.0 only)"
+  else
+    arch_build="$build-sm80"
+    if cmake -S . -B "$arch_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80-real \
+         -DCUSH_BUILD_TESTS=OFF -DCUSH_BUILD_BENCHMARKS=OFF -DCUSH_BUILD_TRACER=OFF >"$OUT/archcheck.log" 2>&1 &&
+       cmake --build "$arch_build" -j "$(nproc)" --target cush_demo >>"$OUT/archcheck.log" 2>&1; then
+      timeout 120 "$arch_build/examples/cush_demo" 16 >>"$OUT/archcheck.log" 2>&1
+      rc=$?
+      if [ "$rc" -eq 1 ] && grep -q "has no code for it" "$OUT/archcheck.log"; then
+        note "archcheck: passed (an sm_80-only build refused this GPU: $(grep -o 'device 0 has compute capability [0-9.]*' "$OUT/archcheck.log" | head -1))"
+      else
+        note "archcheck: FAILED (rc $rc; last lines of $OUT/archcheck.log below)"; tail -5 "$OUT/archcheck.log" | tee -a "$summary"
+      fi
+    else
+      note "archcheck: the sm_80 build FAILED; last lines:"; tail -20 "$OUT/archcheck.log" | tee -a "$summary"
+    fi
+  fi
+fi
+
 if has sanitize; then
   : >"$OUT/sanitizer.log"
   for t in $(find "$build/tests" "$build/cases" -name "test_*_gpu" -type f -executable | sort); do
@@ -166,7 +183,7 @@ fi
 
 if has report; then
   # The GPU host has no pmccabe package: carry one in .tools/bin (see README).
-  CUSH_BUILD_DIR="$build" bash scripts/report.sh >"$OUT/report.log" 2>&1
+  CUSH_BUILD_DIR="$build" bash scripts/report.sh --update-docs >"$OUT/report.log" 2>&1
   note "report: rc $? ($(elapsed)); $(tail -1 "$OUT/report.log")"
   tar czf "$OUT/results.tgz" docs/results
 fi

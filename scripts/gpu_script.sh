@@ -35,3 +35,35 @@ fi
 note() { echo "$*" | tee -a "$summary"; }
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 ))s; }
+
+# The tests of build tree $1 in three groups, the way they can share GPUs (output to stdout;
+# ctest's full logs to $2_shared_full.log and $2_alone_full.log; the per-process memory check's
+# output to $2_memory_check.log), more ctest options after $2 (e.g. -L gpu -R regex). Sets
+# `memory` and `alone` for the caller's summary:
+#  - the tests that compare free GPU memory before and after must have the GPUs to themselves,
+#    unless the driver counts each process's memory (test_process_memory_gpu): then the leak
+#    checks count their own process's (CUSH_TEST_MEMORY=process) and only the tests that reason
+#    about the GPUs' real free memory (PlanGpu) run alone;
+#  - the fault walks (thousands of short runs, each waiting for its GPUs) side by side with the
+#    other tests ran 25-80 times slower than alone on 4 x H200 (the GPUs time-slice between the
+#    processes' contexts): they run first, among themselves (CUSH_SUITE_WALK_JOBS, default 6);
+#  - then the rest (CUSH_SUITE_JOBS, default 12), then the ones alone, one at a time.
+# Each test may take CUSH_TEST_TIMEOUT seconds (default 400). The caller sets CUDA_VISIBLE_DEVICES
+# and CUSH_VIRTUAL_GPUS as the run needs.
+grouped_ctest() {
+  local tree=$1 base=$2 heavy='FailsCleanly|Faults\.|NcclFailure'
+  shift 2
+  alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory' memory=device
+  if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
+     CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
+       --gtest_filter=ProcessMemory.CountsThisProcessOnly >"${base}_memory_check.log" 2>&1; then
+    alone='PlanGpu' memory=process
+  fi
+  (cd "$tree" && export CUSH_TEST_MEMORY=$memory &&
+    ctest "$@" -j "${CUSH_SUITE_WALK_JOBS:-6}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$heavy" -E "$alone" --output-on-failure
+    cp Testing/Temporary/LastTest.log "${base}_shared_full.log"
+    ctest "$@" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$heavy|$alone" --output-on-failure
+    cat Testing/Temporary/LastTest.log >>"${base}_shared_full.log"
+    ctest "$@" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
+    cp Testing/Temporary/LastTest.log "${base}_alone_full.log")
+}

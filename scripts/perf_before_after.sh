@@ -10,8 +10,15 @@
 #   CUSH_BENCH_BINARY   the benchmark binary in <build>/bench (default bench_cases)
 #   CUSH_BEFORE_AFTER_REPETITIONS  repetitions per run (default 3)
 set -uo pipefail
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+case ${1:-} in
+  -h|--help) usage; exit 0 ;;
+  "") echo "perf_before_after.sh: the source tree of the build before is missing" >&2; usage >&2; exit 2 ;;
+esac
+[ -d "$1" ] || { echo "perf_before_after.sh: '$1' is not a folder" >&2; exit 2; }
+[ $# -le 2 ] || { echo "perf_before_after.sh: two arguments at most" >&2; usage >&2; exit 2; }
+before_src=$(cd "$1" && pwd)
 cd "$(dirname "$0")/.."
-before_src=$(cd "${1:?usage: $0 <before-source-dir> [filter]}" && pwd)
 filter=${2:-'^case/(advection|advection_overlap)/[a-z_]+/1gpu/1024($|/)|^case/matmul/[a-z_]+/1gpu/20($|/)'}
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-$PWD/gpu-out}

@@ -8,10 +8,6 @@ bash scripts/build.sh
 cd "${CUSH_BUILD_DIR:-build}"
 rc=0
 ctest -j "$(nproc)" --output-on-failure --timeout 1200 || rc=$?
-# ctest lists skipped tests but not why; GoogleTest wrote the reason on the line after "Skipped".
-log=Testing/Temporary/LastTest.log
-if grep -q ": Skipped" "$log" 2>/dev/null; then
-  echo "Why tests were skipped (count, reason):"
-  grep -A1 ": Skipped$" "$log" | grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c | sed 's/^/  /'
-fi
+# ctest lists skipped tests but not why: each one's reason, from its output.
+python3 "$OLDPWD/scripts/skip_reasons.py" Testing/Temporary/LastTest.log || true
 exit "$rc"

@@ -7,12 +7,17 @@
 #          scripts/virtual_gpus.sh status    a run started with CUSH_DETACH=1 (gpu_script.sh)
 #   suite     ctest -L gpu with CUSH_VIRTUAL_GPUS=N for each N of CUSH_VIRTUAL_COUNTS (default
 #             "2 3 4 8"): passed / skipped / failed per N, why tests were skipped, and how many
-#             other processes held the GPU when N began (they upset the fault walks' free memory)
+#             other processes held the GPU when N began (they upset the fault walks' free memory).
+#             Grouped as on physical GPUs (gpu_script.sh, grouped_ctest): the fault walks first
+#             (CUSH_SUITE_WALK_JOBS, default 2, at a time), then the rest (CUSH_SUITE_JOBS, default
+#             4), then the tests that compare free GPU memory one at a time; CUSH_TEST_TIMEOUT
+#             seconds a test (default 600)
 #   sanitize  every GPU test binary and example under each tool of CUSH_SANITIZE_TOOLS (default
 #             "memcheck racecheck synccheck"; memcheck with the leak check) for each N of
 #             CUSH_SANITIZE_COUNTS (default "2 4"; "physical": the GPUs CUDA_VISIBLE_DEVICES shows,
 #             without virtual GPUs): the tool's error count per binary
-#   CUSH_SUITE_TESTS         regex: only the GPU tests whose ctest names match (ctest -R; default: all)
+#   CUSH_SUITE_TESTS         regex: only the GPU tests whose ctest names match (ctest -R, 4 at a
+#                            time, not grouped; default: all, grouped)
 #   CUSH_VIRTUAL_SIDE_BY_SIDE=1  the counts at once, each on a GPU of its own (the k-th count on the
 #                            k-th visible GPU), each in a copy of the build tree
 #   CUSH_HEAP_CHECK=1        the suite with glibc's heap checks (libc_malloc_debug, check=3, freed
@@ -67,23 +72,38 @@ gpu_processes() {
 # its passed / skipped / failed counts and skip reasons to the summary (in one piece, so that
 # counts run side by side do not interleave their lines).
 suite_count() {
-  local n=$1 tree=$2 log="$OUT/ctest_virtual_$1.log" others rc total failed skipped heap=() t1 lines
+  local n=$1 tree=$2 log="$OUT/ctest_virtual_$1.log" others total failed skipped passed t1 lines results alone memory
   others=$(gpu_processes)
   t1=$(date +%s)
-  [ -n "${CUSH_HEAP_CHECK:-}" ] && heap=(LD_PRELOAD=libc_malloc_debug.so.0 GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.perturb=165)
-  (cd "$tree" && env "${heap[@]}" CUSH_VIRTUAL_GPUS=$n timeout 1800 ctest -L gpu -R "${CUSH_SUITE_TESTS:-.}" -j 4 --output-on-failure --timeout 300) >"$log" 2>&1
-  rc=$?
-  total=$(grep -oE 'out of [0-9]+' "$log" | grep -oE '[0-9]+' | tail -1)
-  failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
-  failed=${failed:-0}  # ctest says "100% tests passed out of N" when none failed
-  skipped=$(grep -c '(Skipped)' "$log")
-  lines="CUSH_VIRTUAL_GPUS=$n${CUSH_HEAP_CHECK:+ (heap checks)}${CUDA_VISIBLE_DEVICES:+ on GPU $CUDA_VISIBLE_DEVICES}: ${total:-?} GPU tests: $(( ${total:-0} - ${failed:-0} - skipped )) passed, $skipped skipped, ${failed:-?} failed (rc $rc, $(( $(date +%s) - t1 ))s, at $(elapsed))"
-  lines+=$'\n'"$(grep -E '\((Failed|Timeout)\)' "$log" | sed 's/^/     /')"
+  local preload=${LD_PRELOAD:-} tunables=${GLIBC_TUNABLES:-}
+  [ -n "${CUSH_HEAP_CHECK:-}" ] && preload=libc_malloc_debug.so.0 tunables=glibc.malloc.check=3:glibc.malloc.perturb=165
+  if [ -n "${CUSH_SUITE_TESTS:-}" ]; then
+    # Only some tests: all at once, 4 side by side.
+    alone='(none)' memory=${CUSH_TEST_MEMORY:-device}
+    (cd "$tree" && LD_PRELOAD=$preload GLIBC_TUNABLES=$tunables CUSH_VIRTUAL_GPUS=$n timeout 1800 \
+      ctest -L gpu -R "$CUSH_SUITE_TESTS" -j 4 --output-on-failure --timeout "${CUSH_TEST_TIMEOUT:-600}"
+      cp Testing/Temporary/LastTest.log "$OUT/ctest_virtual_${n}_shared_full.log") >"$log" 2>&1
+  else
+    # As on physical GPUs (gpu_script.sh, grouped_ctest): the fault walks first among themselves,
+    # then the rest, then the tests that compare the GPU's free memory one at a time. All at once
+    # (ctest -j 4), the leak checks saw the other tests' allocations on the same GPU.
+    LD_PRELOAD=$preload GLIBC_TUNABLES=$tunables CUSH_VIRTUAL_GPUS=$n CUSH_SUITE_WALK_JOBS=${CUSH_SUITE_WALK_JOBS:-2} \
+      CUSH_SUITE_JOBS=${CUSH_SUITE_JOBS:-4} CUSH_TEST_TIMEOUT=${CUSH_TEST_TIMEOUT:-600} \
+      grouped_ctest "$tree" "$OUT/ctest_virtual_$n" -L gpu >"$log" 2>&1
+  fi
+  # ctest's result lines: "  12/345 Test  #67: gpu.Foo.Bar ....   Passed    1.23 sec"
+  results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
+  total=$(grep -c . <<<"$results")
+  passed=$(grep -cE '\.  +Passed +[0-9.]+ sec' <<<"$results")
+  skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
+  failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
+  lines="CUSH_VIRTUAL_GPUS=$n${CUSH_HEAP_CHECK:+ (heap checks)}${CUDA_VISIBLE_DEVICES:+ on GPU $CUDA_VISIBLE_DEVICES}: $total GPU tests: $passed passed, $skipped skipped, $failed failed ($(( $(date +%s) - t1 ))s, at $(elapsed); leak checks count memory per $memory; alone: $alone)"
+  lines+=$'\n'"$(grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | sed 's/^/     /')"
   # The fault walks compare a GPU's free memory before and after, which other processes change.
   [ "$others" -gt 0 ] && lines+=$'\n'"     other processes on the GPUs when this count began: $others (fault walks may fail beside them: docs/reliability.md, \"Fault walks need the GPU to themselves\")"
   # Why tests skipped: GoogleTest wrote the reason on the line after "Skipped".
-  lines+=$'\n'"$(grep -A1 ": Skipped$" "$tree/Testing/Temporary/LastTest.log" | grep -v -e ": Skipped$" -e "^--$" | sort |
-    uniq -c | sed 's/^/     skip reason: /')"
+  lines+=$'\n'"$(cat "$OUT/ctest_virtual_${n}_shared_full.log" "$OUT/ctest_virtual_${n}_alone_full.log" 2>/dev/null |
+    grep -A1 ": Skipped$" | grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c | sed 's/^/     skip reason: /')"
   note "$(grep -v '^$' <<<"$lines")"
 }
 

@@ -1,6 +1,6 @@
 // Case "karst": runs the resident kernel (resident.cu, compiled into this program) once in a
 // shape chosen on the command line, not the one resident_shape() picks, so that a tool such as
-// compute-sanitizer can be pointed at one configuration (scripts/racecheck_repro/run.sh):
+// compute-sanitizer can be pointed at one configuration (bench/probes/racecheck/repro/run.sh):
 //   karst_resident_run N M STEPS MEMBERS CLUSTER [REGISTERS [PERIOD]]
 // dt takes PERIOD values in turn (default 3), so the factors are redone at most steps.
 // Prints the shape and a checksum of the curves.

@@ -76,9 +76,10 @@ class DeviceSet {
   static DeviceSet all();
   /// The first `count` GPUs of the host (logical GPUs with virtual GPUs).
   static DeviceSet first(int count);
-  /// Number of usable GPUs (logical GPUs with virtual GPUs); 0 (never an exception) when there
-  /// is no GPU or no driver, or when CUSH_VIRTUAL_GPUS is malformed.
-  static int available() noexcept;
+  /// Number of usable GPUs (logical GPUs with virtual GPUs); 0 when there is no GPU or no
+  /// driver. Throws InvalidArgument (argument "CUSH_VIRTUAL_GPUS") when that variable is
+  /// malformed: a typo is an error, not a machine without GPUs.
+  static int available();
   /// Why available() is 0, in words from the CUDA runtime (or the error in CUSH_VIRTUAL_GPUS);
   /// empty if GPUs are present.
   static std::string unavailable_reason();

@@ -82,7 +82,31 @@ class NoDevice : public Error {
   using Error::Error;
 };
 
+/// @brief A GPU this build of cush has no code for: its compute capability is below every
+/// architecture cush was compiled for (CMAKE_CUDA_ARCHITECTURES), and there is no PTX it could
+/// compile. Thrown at the first use of the device (a plan, a field or an operation on it); the
+/// message names the device, its capability and the architectures of the build.
+class UnsupportedDevice : public Error {
+ public:
+  UnsupportedDevice(int device, int capability, const std::string& message)
+      : Error(message), device_(device), capability_(capability) {}
+  /// The logical device id.
+  [[nodiscard]] int device() const noexcept { return device_; }
+  /// The compute capability as major * 10 + minor (e.g. 80 for an A100).
+  [[nodiscard]] int capability() const noexcept { return capability_; }
+
+ private:
+  int device_;
+  int capability_;
+};
+
 namespace detail {
+/// The message of an UnsupportedDevice: `capability` as major * 10 + minor, `architectures` as
+/// CMake spells them (e.g. "80-real;90").
+[[nodiscard]] std::string unsupported_device_message(int device, int capability, const std::string& architectures);
+/// The CUDA architectures this build of cush was compiled for, as CMake spells them.
+[[nodiscard]] const char* built_architectures() noexcept;
+
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line,
                                    const std::string& context = {});
 /// For destructors: reports to stderr instead of throwing. Ignores errors caused by the CUDA

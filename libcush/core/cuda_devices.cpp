@@ -26,14 +26,30 @@ int physical_device_count() noexcept {
   return count;
 }
 
+namespace {
+// "13.0" from CUDA's version numbers (1000 major + 10 minor).
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
 std::string no_device_reason() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+  if (status == cudaSuccess) return count == 0 ? "the NVIDIA driver reports no GPU" : "";
+  (void)cudaGetLastError();
+  const std::string runtime_says = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+  // Without an NVIDIA driver the runtime says its driver is "insufficient", which reads as "update
+  // the driver" on a machine that has none: the driver's version (0 without one) tells them apart.
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) (void)cudaGetLastError();
+  if (driver == 0) return "no NVIDIA driver is loaded: this machine has no GPU, or its driver is not installed";
+  if (status == cudaErrorInsufficientDriver) {
+    int runtime = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) (void)cudaGetLastError();
+    return "the NVIDIA driver supports CUDA " + cuda_version(driver) + ", older than the CUDA " +
+           cuda_version(runtime) + " this build uses: update the driver (" + runtime_says + ")";
   }
-  return count == 0 ? "the CUDA runtime reports 0 devices" : "";
+  if (status == cudaErrorNoDevice) return "the NVIDIA driver reports no GPU (" + runtime_says + ")";
+  return runtime_says;
 }
 
 int physical_id(int logical) {

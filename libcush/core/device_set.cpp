@@ -147,12 +147,10 @@ void validate_device_ids(std::span<const int> ids, int available, const char* wh
 
 }  // namespace detail
 
-int DeviceSet::available() noexcept {
-  try {
-    return detail::device_map().logical_count();
-  } catch (...) {  // a malformed CUSH_VIRTUAL_GPUS: unavailable_reason() says so
-    return 0;
-  }
+int DeviceSet::available() {
+  // A malformed CUSH_VIRTUAL_GPUS throws (InvalidArgument naming it): read as "no GPU" it would
+  // let a program skip its work and exit as if the machine had none.
+  return detail::device_map().logical_count();
 }
 
 std::string DeviceSet::unavailable_reason() {

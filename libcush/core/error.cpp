@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/config.hpp"
 #include "core/cuda_devices.hpp"
 #include "core/format.hpp"
 
@@ -42,6 +43,16 @@ OutOfMemory::OutOfMemory(std::string where, int device, std::size_t needed,
       available_(available) {}
 
 namespace detail {
+
+const char* built_architectures() noexcept { return CUSH_CUDA_ARCHITECTURES; }
+
+std::string unsupported_device_message(int device, int capability, const std::string& architectures) {
+  const std::string cc = std::to_string(capability / 10) + "." + std::to_string(capability % 10);
+  return "cush: device " + std::to_string(device) + " has compute capability " + cc +
+         ", and this build of cush has no code for it (built for CMAKE_CUDA_ARCHITECTURES " + architectures +
+         "): rebuild cush with " + std::to_string(capability) + " among them, e.g. -DCMAKE_CUDA_ARCHITECTURES=\"" +
+         std::to_string(capability) + "-real;90\"";
+}
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line,
                       const std::string& context) {

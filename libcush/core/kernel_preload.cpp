@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "core/cuda_devices.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 
@@ -20,7 +21,16 @@ void preload_kernels(int device, const char* group, std::span<const void* const>
   const DeviceGuard guard(device);
   for (const void* kernel : kernels) {
     cudaFuncAttributes attributes{};
-    CUSH_CUDA_CHECK_AT(cudaFuncGetAttributes(&attributes, kernel),
+    const cudaError_t status = CUSH_CUDA_CALL(cudaFuncGetAttributes(&attributes, kernel));
+    // No code for this GPU's architecture in the build: the first use of the device says so.
+    if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
+      (void)cudaGetLastError();
+      const int capability = 10 * current_device_attribute(cudaDevAttrComputeCapabilityMajor) +
+                             current_device_attribute(cudaDevAttrComputeCapabilityMinor);
+      throw UnsupportedDevice(device, capability, unsupported_device_message(device, capability, built_architectures()));
+    }
+    if (status != cudaSuccess)
+      throw_cuda_error(status, "cudaFuncGetAttributes(&attributes, kernel)", __FILE__, __LINE__,
                        std::string(group) + " kernels on device " + std::to_string(device));
   }
   loaded.insert({device, group});

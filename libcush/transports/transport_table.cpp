@@ -108,9 +108,12 @@ TransportTable TransportTable::parse(std::string_view text) {
     if (!(fields >> from >> transport) || (fields >> extra)) throw bad("expected '<operation> <bytes> <transport>'");
     if (from.empty() || !std::all_of(from.begin(), from.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
       throw bad("'" + from + "' is not a byte count");
+    // A step names a transport; automatic (a choice among them) is not one.
+    if (transport == "automatic" ||
+        std::find(transport_names.begin(), transport_names.end(), transport) == transport_names.end())
+      throw bad("'" + transport + "' is not a transport a table can name (peer, nccl, host_staging, peer_kernel)");
     try {
       const Transport tr = parse_transport(transport);
-      if (tr == Transport::automatic) throw bad("a table entry must name a transport");
       t.set(parse_collective(op), std::stoull(from), tr);
     } catch (const InvalidArgument& e) {
       if (e.where() == "cush::TransportTable::parse") throw;

@@ -58,6 +58,21 @@ TEST(Errors, CheckEvaluatesTheCallOnce) {
   EXPECT_EQ(calls, 1);
 }
 
+// A GPU the build has no code for is refused at its first use with the device, its capability,
+// the build's architectures and what to rebuild with (the check itself needs such a GPU).
+TEST(Errors, UnsupportedDeviceSaysWhatToRebuildWith) {
+  const std::string m = cush::detail::unsupported_device_message(1, 80, "90");
+  EXPECT_TRUE(contains(m, "device 1 has compute capability 8.0")) << m;
+  EXPECT_TRUE(contains(m, "CMAKE_CUDA_ARCHITECTURES 90")) << m;
+  EXPECT_TRUE(contains(m, "-DCMAKE_CUDA_ARCHITECTURES=\"80-real;90\"")) << m;
+  const cush::UnsupportedDevice e(1, 80, m);
+  const cush::Error& base = e;  // caught as any cush error
+  EXPECT_EQ(e.device(), 1);
+  EXPECT_EQ(e.capability(), 80);
+  EXPECT_EQ(std::string(base.what()), m);
+  EXPECT_NE(std::string(cush::detail::built_architectures()), "");
+}
+
 TEST(Errors, InvalidArgumentAndOutOfMemorySayWhatIsWrong) {
   const cush::InvalidArgument bad("cush::Plan", "n", "a plan needs at least one element");
   EXPECT_EQ(bad.where(), "cush::Plan");
@@ -89,7 +104,12 @@ TEST(DeviceIds, WithoutAGpuADeviceSetSaysSoPlainly) {
   EXPECT_THROW((void)cush::DeviceSet::all(), cush::NoDevice);
   const std::string m = message_of([] { cush::DeviceSet{0}; });
   EXPECT_TRUE(contains(m, "no usable CUDA device")) << m;
-  EXPECT_FALSE(cush::DeviceSet::unavailable_reason().empty());
+  // It says that there is no GPU or driver, never that the driver is insufficient (the runtime's
+  // words without one), which would send a user to update a driver that is not there.
+  const std::string why = cush::DeviceSet::unavailable_reason();
+  EXPECT_FALSE(why.empty());
+  EXPECT_TRUE(contains(why, "no GPU") || contains(why, "update the driver")) << why;
+  EXPECT_FALSE(contains(m, "insufficient") && !contains(m, "update the driver")) << m;
   EXPECT_FALSE(cush::is_pinned(&m, 1));
   // Empty lists are rejected as bad input even before looking for GPUs.
   EXPECT_THROW(cush::DeviceSet(std::vector<int>{}), cush::InvalidArgument);

@@ -126,7 +126,7 @@ void topology_matches_the_driver() {
   }
 }
 
-constexpr const char* kDriver = "a child of FreshProcessFaults.EveryCallSiteFailsCleanlyAtItsFirstCall";
+constexpr const char* kDriver = "a helper: FreshProcessFaults.EveryCallSiteFailsCleanlyAtItsFirstCall runs it in a fresh process; nothing to do alone";
 
 }  // namespace
 
@@ -141,7 +141,7 @@ TEST(FreshProcessFaults, PlanLargerThanTheGpusChild) {
 }
 
 TEST(FreshProcessFaults, TopologyChild) {
-  if (!cush_test::is_fresh_process_child()) GTEST_SKIP() << "a child of FreshProcessFaults.AFailedQueryOfTheTopologyIsAskedAgain";
+  if (!cush_test::is_fresh_process_child()) GTEST_SKIP() << "a helper: FreshProcessFaults.AFailedQueryOfTheTopologyIsAskedAgain runs it in a fresh process; nothing to do alone";
   cush_test::run_fresh_process_child(topology_matches_the_driver);
 }
 

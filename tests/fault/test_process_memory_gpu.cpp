@@ -45,7 +45,7 @@ std::vector<std::size_t> used_now() {
 
 // Run only by CountsThisProcessOnly: holds 256 MiB on GPU 0 until it is killed (at most 60 s).
 TEST(ProcessMemory, HolderChild) {
-  if (std::getenv(kChildEnv) == nullptr) GTEST_SKIP() << "run by ProcessMemory.CountsThisProcessOnly";
+  if (std::getenv(kChildEnv) == nullptr) GTEST_SKIP() << "a helper: ProcessMemory.CountsThisProcessOnly runs it in a process of its own; nothing to do alone";
   void* block = nullptr;
   ASSERT_EQ(cudaMalloc(&block, kBlock), cudaSuccess);
   std::printf("%s\n", kHolding);

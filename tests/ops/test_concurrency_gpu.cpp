@@ -132,7 +132,7 @@ constexpr const char* kChild = "CUSH_TEST_USER";
 // Run by the test below, in processes of their own.
 TEST(TwoUsers, ChildUser) {
   const char* which = std::getenv(kChild);
-  if (which == nullptr) GTEST_SKIP() << "run by TwoUsers.ProcessesOnTheSameGpus";
+  if (which == nullptr) GTEST_SKIP() << "a helper: TwoUsers.ProcessesOnTheSameGpus runs it in a process of its own; nothing to do alone";
   const bool second = std::string(which) == "2";
   user(second ? shuffled() : all_devices(), second ? 4U : 3U);
   std::printf("user %s finished\n", which);

@@ -115,5 +115,41 @@ class CloseCut(unittest.TestCase):
             gbench.close_cut('{"context": {}}')
 
 
+class BadInput(unittest.TestCase):
+    """A missing, malformed or empty file is an error that names it, never a traceback or an
+    empty table; a mistyped results folder is not created."""
+
+    def run_main(self, args):
+        from cushreport.__main__ import main
+        with contextlib.redirect_stdout(io.StringIO()) as said:
+            with self.assertRaises(SystemExit) as stop:
+                main(args)
+        return str(stop.exception.code), said.getvalue()
+
+    def test_each_bad_file_is_named_with_what_is_wrong(self):
+        with tempfile.TemporaryDirectory() as d:
+            cases = {"missing.json": (None, "cannot read it"), "text.json": ("not json", "not JSON"),
+                     "object.json": ("{}", "no \"benchmarks\" list"), "list.json": ("[1, 2]", "no \"benchmarks\" list"),
+                     "empty.json": ('{"benchmarks": []}', "holds no benchmark rows"),
+                     "nameless.json": ('{"benchmarks": [{"real_time": 1}]}', "without a name")}
+            for name, (content, why) in cases.items():
+                path = os.path.join(d, name)
+                if content is not None:
+                    with open(path, "w") as f:
+                        f.write(content)
+                for args in (["summarize", "halo", path], ["compare", "--before", path, "--after", path]):
+                    message, printed = self.run_main(args)
+                    self.assertIn(path, message, args)
+                    self.assertIn(why, message, args)
+                    self.assertEqual(printed, "", args)  # no table
+
+    def test_a_mistyped_results_folder_is_an_error_and_not_created(self):
+        with tempfile.TemporaryDirectory() as d:
+            folder = os.path.join(d, "resluts")
+            message, _ = self.run_main(["report", "--results", folder])
+            self.assertIn("no such folder", message)
+            self.assertFalse(os.path.exists(folder))
+
+
 if __name__ == "__main__":
     unittest.main()

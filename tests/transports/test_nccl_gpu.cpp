@@ -163,7 +163,7 @@ constexpr const char* kLeftOut = "leaving out a rank, abort off";
 
 // Run by the test below, in a process of its own.
 TEST(NcclFailure, ChildLeavesOutARankWithTheAbortOff) {
-  if (std::getenv(kChild) == nullptr) GTEST_SKIP() << "run by NcclFailure.WithoutTheAbortTheOtherRanksWaitForever";
+  if (std::getenv(kChild) == nullptr) GTEST_SKIP() << "a helper: NcclFailure.WithoutTheAbortTheOtherRanksWaitForever runs it in a process of its own; nothing to do alone";
   const std::vector<double> values = integers(4099);
   Plan<double> sums(DeviceSet(shuffled_devices()), values.size(), Distribution::replicated());
   all_reduce_checked(sums, values);

@@ -48,8 +48,25 @@ def main(argv=None):
     closing = commands.add_parser("close", help="close a benchmark JSON file cut by a time limit (in place)")
     closing.add_argument("json", nargs="+", help="Google Benchmark JSON file(s)")
     args = parser.parse_args(argv)
+    try:
+        run(args)
+    except gbench.InputError as e:
+        sys.exit(f"python3 -m cushreport {args.command}: {e}")
 
+
+def load_rows(path):
+    """A benchmark file the command reads: one that holds no row at all is an error, not an empty
+    table."""
+    measured = gbench.load(path)
+    if not measured.rows and not measured.errors:
+        raise gbench.InputError(f"{path}: holds no benchmark rows")
+    return measured
+
+
+def run(args):
     if args.command == "report":
+        if not os.path.isdir(args.results):
+            raise gbench.InputError(f"--results {args.results}: no such folder (the report reads the measurements there)")
         report.run(args.results, args.root)
     elif args.command == "trace" and args.step_kernel:
         sys.stdout.write(trace.render_steps(trace.load(args.sqlite), args.step_kernel, args.step_min_us))
@@ -57,13 +74,16 @@ def main(argv=None):
         sys.stdout.write(trace.render(trace.load(args.sqlite), args.gap_us, args.rows, trace.load_api(args.sqlite)))
     elif args.command == "table":
         try:
-            sys.stdout.write(table.propose([gbench.load(p) for p in args.json], args.margin))
+            sys.stdout.write(table.propose([load_rows(p) for p in args.json], args.margin))
         except ValueError as e:
             sys.exit(f"cushreport table: {e}")
     elif args.command == "close":
         for path in args.json:
-            with open(path) as f:
-                text = f.read()
+            try:
+                with open(path) as f:
+                    text = f.read()
+            except OSError as e:
+                raise gbench.InputError(f"{path}: cannot read it ({e.strerror})") from None
             try:
                 json.loads(text)
                 print(f"{path}: whole, left as it is")
@@ -78,9 +98,9 @@ def main(argv=None):
                 f.write(closed)
             print(f"{path}: cut by a time limit; closed after its last whole entry ({kept} entries kept)")
     elif args.command == "compare":
-        sys.stdout.write(compare.render([gbench.load(p) for p in args.before], [gbench.load(p) for p in args.after]))
+        sys.stdout.write(compare.render([load_rows(p) for p in args.before], [load_rows(p) for p in args.after]))
     else:
-        sys.stdout.write(BY_NAME[args.name].render([gbench.load(path) for path in args.json]))
+        sys.stdout.write(BY_NAME[args.name].render([load_rows(path) for path in args.json]))
 
 
 if __name__ == "__main__":

@@ -40,12 +40,29 @@ class Run:
         return os.path.basename(self.path)
 
 
+class InputError(ValueError):
+    """A file that is not Google Benchmark JSON (missing, unreadable, not JSON, no benchmark list)."""
+
+
 def load(path):
-    """The Run of one Google Benchmark JSON file, without aggregate and failed rows."""
-    with open(path) as f:
-        data = json.load(f)
+    """The Run of one Google Benchmark JSON file, without aggregate and failed rows.
+
+    Raises InputError, naming the file, for a missing or unreadable file, text that is not JSON
+    and JSON that is not a benchmark run."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read it ({e.strerror})") from None
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON ({e}); a file cut by a time limit can be closed with "
+                         f"`python3 -m cushreport close {path}`") from None
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise InputError(f"{path}: not Google Benchmark JSON (no \"benchmarks\" list)")
     rows, errors = [], []
-    for b in data.get("benchmarks", []):
+    for b in data["benchmarks"]:
+        if not isinstance(b, dict) or "name" not in b:
+            raise InputError(f"{path}: a benchmark entry without a name")
         if b.get("run_type", "iteration") != "iteration":
             continue
         if b.get("error_occurred"):

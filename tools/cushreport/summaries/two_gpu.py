@@ -23,7 +23,7 @@ from . import fft, karst, lbm
 A2A = re.compile(r"^dev/all_to_all/(?P<impl>[a-z_]+)/")
 FLUIDX3D_2X_H200 = 36711  # MLUPS, D3Q19 FP32 (ANCHORS.md; FluidX3D communicates through host memory)
 A2AS = {"natural": 3, "transposed_out": 2}  # all-to-alls of one transform, by output order
-GOAL_VS_FLOOR = {"natural": 1.35, "transposed_out": 1.2}  # ../shared/specs/fft.md, section 5
+GOAL_VS_FLOOR = {"natural": 1.35, "transposed_out": 1.2}  # the FFT case's goals (cases/fft/README.md)
 
 
 def kind_of(run):

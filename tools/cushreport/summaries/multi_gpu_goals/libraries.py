@@ -8,7 +8,7 @@ same GPUs in the same call, on every GPU count >= 2:
   order cufftXt gives), no threshold; printed as one table per series.
 - FFT strong, natural (3 all-to-alls) and transposed output (2): cush's time against k x NCCL's
   all-to-all of the N/g complex floats each GPU holds, from the call's bench_device_ops file of g
-  GPUs; goals (../shared/specs/fft.md, section 5, set on 2 GPUs; the floor is defined the same way
+  GPUs; goals (the FFT case's, set on 2 GPUs; the floor is defined the same way
   on g): <= 1.35 x and <= 1.2 x the floor.
 """
 import re

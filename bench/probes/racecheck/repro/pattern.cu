@@ -5,7 +5,7 @@
 // cluster meets again.
 //   pattern THREADS NAMED CLUSTER [COLUMNS]
 // CLUSTER 0: no cluster launch, __syncthreads() where the kernel has cluster.sync().
-// Built and run by scripts/racecheck_repro/run.sh. With NAMED 0, or with 128 threads (the named
+// Built and run by bench/probes/racecheck/repro/run.sh. With NAMED 0, or with 128 threads (the named
 // barrier is then the whole block), racecheck reports 0 hazards. With more threads than the named
 // barrier's and NAMED > 0 it can report RAW hazards between thread 0's writes and the other
 // warps' reads across the two __syncthreads(), a different number from run to run (0 to 104 on an

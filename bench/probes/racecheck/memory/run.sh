@@ -6,7 +6,7 @@
 # memory grows between synchronizations and is reused after them, so read the growth up to the
 # first quarter (its last figure, "per launch", averages over all launches and hides that).
 # Needs a GPU of compute capability 9.0:
-#   bash scripts/racecheck_memory/run.sh [LOG_DIR] [LAUNCHES]
+#   bash bench/probes/racecheck/memory/run.sh [LOG_DIR] [LAUNCHES]
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 logs="${1:-$PWD/racecheck_memory}"

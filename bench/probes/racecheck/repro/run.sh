@@ -3,11 +3,11 @@
 # racecheck: one line per run (the program's output and the hazards reported), every run's whole
 # report in LOG_DIR/racecheck_repro.log. Needs a GPU of compute capability 9.0 and a build of the
 # project (for cases/karst's karst_resident_run):
-#   bash scripts/racecheck_repro/run.sh [BUILD_DIR] [LOG_DIR] [RUNS_FILE]
+#   bash bench/probes/racecheck/repro/run.sh [BUILD_DIR] [LOG_DIR] [RUNS_FILE]
 # RUNS_FILE: one run per line, "PROGRAM ARGS..." (default: runs.txt beside this script).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+root="$(cd "$here/../../../.." && pwd)"
 build="$(cd "${1:-$root/build-gpu}" && pwd)"
 logs="${2:-$build/racecheck_repro}"
 runs="${3:-$here/runs.txt}"
