@@ -14,6 +14,7 @@
 #include "cush/grid.hpp"
 #include "grid/halo.hpp"
 #include "support/grids.hpp"
+#include "support/host_exchange.hpp"
 
 namespace {
 
@@ -21,17 +22,13 @@ using cush::Box;
 using cush::Decomposition;
 using cush::Extent3;
 using cush::GridOptions;
-using Point = std::array<std::ptrdiff_t, 3>;
-
-template <class F>
-void for_each_cell(const Box& b, F&& f) {
-  for (std::size_t z = 0; z < b.size[2]; ++z)
-    for (std::size_t y = 0; y < b.size[1]; ++y)
-      for (std::size_t x = 0; x < b.size[0]; ++x)
-        f(Point{b.lo[0] + static_cast<std::ptrdiff_t>(x), b.lo[1] + static_cast<std::ptrdiff_t>(y),
-                b.lo[2] + static_cast<std::ptrdiff_t>(z)});
-}
-
+using cush_test::cell_value;
+using cush_test::for_each_cell;
+using cush_test::initial_buffers;
+using cush_test::Point;
+using cush_test::random_grid;
+using cush_test::unset;
+using cush_test::verify_buffers;
 using cush_test::describe;
 
 TEST(ProcessGrid, NearCubicBlocksLargestAlongX) {
@@ -97,31 +94,6 @@ TEST(Decomposition, BadArgumentsAreRejected) {
   EXPECT_THROW((void)g.interior(0, 2), cush::InvalidArgument);  // radius beyond the halo
   EXPECT_THROW((void)g.neighbor(0, 0, 0), cush::InvalidArgument);
   EXPECT_THROW((void)g.owned(2), cush::InvalidArgument);
-}
-
-// A random decomposition: 1-3 axes, 1-8 blocks (chosen or given), depth 1-4, random periodicity.
-Decomposition random_grid(std::mt19937& rng) {
-  for (;;) {
-    const std::size_t dims = std::uniform_int_distribution<std::size_t>(1, 3)(rng);
-    Extent3 extent{1, 1, 1};
-    for (std::size_t a = 0; a < dims; ++a) extent[a] = std::uniform_int_distribution<std::size_t>(1, dims == 3 ? 13 : 40)(rng);
-    GridOptions o;
-    o.halo = std::uniform_int_distribution<std::size_t>(1, 4)(rng);
-    for (std::size_t a = 0; a < dims; ++a) o.periodic[a] = (rng() & 1U) != 0;
-    const std::size_t aligns[] = {1, 1, 2, 4, 16};
-    o.row_align = aligns[rng() % 5];
-    std::size_t count = std::uniform_int_distribution<std::size_t>(1, 8)(rng);
-    if ((rng() & 1U) != 0) {
-      o.blocks = {1, 1, 1};
-      for (std::size_t a = 0; a < dims; ++a) o.blocks[a] = std::uniform_int_distribution<std::size_t>(1, 3)(rng);
-      count = o.blocks[0] * o.blocks[1] * o.blocks[2];
-    }
-    try {
-      return Decomposition(extent, dims, count, o);
-    } catch (const cush::InvalidArgument&) {
-      // Too thin for its halo or too many blocks: draw again.
-    }
-  }
 }
 
 TEST(Decomposition, AlignedRowsStartTheirOwnedCellsOnTheBoundary) {
@@ -250,27 +222,6 @@ TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
   }
 }
 
-constexpr double unset = -1.0;
-
-double cell_value(const Extent3& e, const Point& global) {
-  return 1.0 + static_cast<double>(global[0] + e[0] * (global[1] + e[1] * global[2]));
-}
-
-void verify_buffers(const Decomposition& g, const std::vector<std::vector<double>>& buf);
-
-// Block buffers with every owned cell set to its value and every ghost unset.
-std::vector<std::vector<double>> initial_buffers(const Decomposition& g) {
-  std::vector<std::vector<double>> buf(g.size());
-  for (std::size_t b = 0; b < g.size(); ++b) {
-    buf[b].assign(g.allocated_cells(b), unset);
-    const Box o = g.owned(b);
-    for_each_cell(Box{{0, 0, 0}, o.size}, [&](const Point& p) {
-      buf[b][g.index(b, p)] = cell_value(g.extent(), Point{o.lo[0] + p[0], o.lo[1] + p[1], o.lo[2] + p[2]});
-    });
-  }
-  return buf;
-}
-
 // Runs the phases on host buffers and checks every cell of every block's buffer.
 void check_exchange(const Decomposition& g) {
   SCOPED_TRACE(describe(g));
@@ -304,39 +255,6 @@ void check_exchange(const Decomposition& g) {
   }
   EXPECT_EQ(messages, expected_messages);
   verify_buffers(g, buf);
-}
-
-// Every cell of every buffer: owned cells unchanged, ghost cells equal to the cell they stand
-// for (wrapping around periodic axes), or untouched where that lies outside a non-periodic edge.
-void verify_buffers(const Decomposition& g, const std::vector<std::vector<double>>& buf) {
-  const Extent3 e = g.extent();
-  for (std::size_t b = 0; b < g.size(); ++b) {
-    const Box o = g.owned(b);
-    Box whole;
-    for (std::size_t a = 0; a < 3; ++a) {
-      whole.lo[a] = -static_cast<std::ptrdiff_t>(g.halo(a));
-      whole.size[a] = o.size[a] + 2 * g.halo(a);
-    }
-    for_each_cell(whole, [&](const Point& p) {
-      Point global{};
-      bool inside = true;
-      for (std::size_t a = 0; a < 3; ++a) {
-        std::ptrdiff_t c = o.lo[a] + p[a];
-        const auto n = static_cast<std::ptrdiff_t>(e[a]);
-        if (c < 0 || c >= n) {
-          if (g.periodic(a)) {
-            c = (c % n + n) % n;
-          } else {
-            inside = false;
-          }
-        }
-        global[a] = c;
-      }
-      const double want = inside ? cell_value(e, global) : unset;
-      ASSERT_EQ(buf[b][g.index(b, p)], want)
-          << "block " << b << " local (" << p[0] << ", " << p[1] << ", " << p[2] << ")";
-    });
-  }
 }
 
 TEST(HaloPhases, EveryGhostCellEqualsItsOwnerAfterTheExchange) {
@@ -402,36 +320,7 @@ void run_program(const Decomposition& g, const cush::detail::PeerStores& pack_to
     if (b.kind == BufferRef::Kind::recv) return recv.at(b.index);
     return blocks.at(b.index);
   };
-  const auto offset = [](const Extent3& alloc, const Extent3& p) { return p[0] + alloc[0] * (p[1] + alloc[1] * p[2]); };
-  const auto run = [&](const cush::detail::ExchangeStep& step) {
-    std::vector<double>& src = buffer(step.src.buffer);
-    std::vector<double>& dst = buffer(step.dst.buffer);
-    ASSERT_EQ(src.size(), step.src.alloc[0] * step.src.alloc[1] * step.src.alloc[2]);
-    ASSERT_EQ(dst.size(), step.dst.alloc[0] * step.dst.alloc[1] * step.dst.alloc[2]);
-    std::vector<double> boxed = dst;
-    for_each_cell(Box{{0, 0, 0}, step.size}, [&](const Point& c) {
-      const auto at = [&](const Extent3& lo) {
-        return Extent3{lo[0] + static_cast<std::size_t>(c[0]), lo[1] + static_cast<std::size_t>(c[1]),
-                       lo[2] + static_cast<std::size_t>(c[2])};
-      };
-      boxed.at(offset(step.dst.alloc, at(step.dst.lo))) = src.at(offset(step.src.alloc, at(step.src.lo)));
-    });
-    if (step.contiguous) {
-      // One linear copy from the first cell to the last: padding between whole rows comes along
-      // (it is `unset` everywhere, so the comparison below still sees every real cell).
-      const std::size_t n = cush::detail::box_span(step.src.alloc, step.size);
-      ASSERT_EQ(n, cush::detail::box_span(step.dst.alloc, step.size));
-      const std::size_t from = offset(step.src.alloc, step.src.lo);
-      const std::size_t to = offset(step.dst.alloc, step.dst.lo);
-      ASSERT_LE(from + n, src.size());
-      ASSERT_LE(to + n, dst.size());
-      std::copy(src.begin() + static_cast<std::ptrdiff_t>(from), src.begin() + static_cast<std::ptrdiff_t>(from + n),
-                dst.begin() + static_cast<std::ptrdiff_t>(to));
-      ASSERT_EQ(dst, boxed) << "a step marked contiguous is not one run";
-    } else {
-      dst = boxed;
-    }
-  };
+  const auto run = [&](const cush::detail::ExchangeStep& step) { cush_test::run_step(step, buffer(step.src.buffer), buffer(step.dst.buffer)); };
   std::size_t remote = 0;
   for (const cush::detail::ExchangePhase& phase : program.phases) {
     for (const auto& step : phase.sends) {
