@@ -164,7 +164,7 @@ void register_matmul() {
           [d, g](benchmark::State& s) { resident<cases::matmul::MultiCush>(s, d, g); });
     }
   }
-  // cuBLASXt: the tile size sweep at k = 20, then the usual tuned tile (ANCHORS.md) at every k.
+  // cuBLASXt: the tile size sweep at k = 20, then the usual tuned tile (docs/results/peers.md) at every k.
   for (int g = 1; g <= available; ++g) {
     for (int block : {1024, 2048, 4096, 8192})
       if (20 <= max_k())

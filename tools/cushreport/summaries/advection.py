@@ -1,7 +1,7 @@
 """The advection case (bench_cases rows named in cases/advection/bench_advection.cpp).
 
 Per GPU count and grid: point updates per second of each variant and schedule, the fraction of
-the roofline (16 bytes per update at 4.2 TB/s per GPU: 262.5 G updates/s per GPU, ANCHORS.md),
+the roofline (16 bytes per update at 4.2 TB/s per GPU: 262.5 G updates/s per GPU, docs/results/peers.md),
 cush against raw (ratio of rates), strong-scaling efficiency against the single-GPU reference,
 and the share of the exchange that overlap hides: (bulk - overlap) / exchange alone. Ratios come
 from one file, that is one run.
@@ -85,7 +85,7 @@ def figures(run):
         if value is not None:
             entries.append(figure(f"advection.1gpu.{variant}.rate_n{n}", round(value, 1), "G point updates/s",
                                   reference=ROOF_PER_GPU,
-                                  reference_is="roofline: 16 bytes per update at 4.2 TB/s (ANCHORS.md), not measured",
+                                  reference_is="roofline: 16 bytes per update at 4.2 TB/s (peers.md), not measured",
                                   ratio=round(value / ROOF_PER_GPU, 3), **measured_in(run),
                                   goal="one GPU >= 0.80 of the roofline (>= 210 G updates/s)"))
     return entries

@@ -3,7 +3,7 @@
 Per pattern and storage (esoteric / ab, fp32 / fp16s), GPU count and cross-section edge M: MLUPS of
 each variant, the fraction of the copy bandwidth measured in the same run (copy/lbm/d2d: GB/s of
 bytes read and written) that the MLUPS move at the minimum bytes per update (152 FP32, 76 FP16S),
-FluidX3D's published MLUPS on one H200 (ANCHORS.md) for comparison, and cush against raw CUDA
+FluidX3D's published MLUPS on one H200 (docs/results/peers.md) for comparison, and cush against raw CUDA
 (ratio of rates). Ratios come from one file, that is one run.
 
 `figures` gives summary.json the figures docs/results/lbm.md states for the issue's goals.
@@ -19,7 +19,7 @@ NAME = re.compile(r"^case/lbm(?P<weak>_weak)?_(?P<pattern>esoteric|ab)_(?P<stora
                   r"(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<m>\d+)")
 COPY = re.compile(r"^copy/lbm/d2d/")
 BYTES = {"fp32": 152, "fp16s": 76}
-FLUIDX3D = {"fp32": 23056, "fp16s": 36610}  # MLUPS, one H200 (ANCHORS.md)
+FLUIDX3D = {"fp32": 23056, "fp16s": 36610}  # MLUPS, one H200 (docs/results/peers.md)
 GOAL_MLUPS = {"fp32": 25000, "fp16s": 45000}
 
 
@@ -78,7 +78,7 @@ def figures(run):
             continue
         base = f"lbm.1gpu.{pattern}_{storage}.{v}.m{m}"
         entries.append(figure(f"{base}.mlups", round(value), "MLUPS", reference=FLUIDX3D[storage],
-                              reference_is="FluidX3D on one H200 (published, ANCHORS.md), not measured here",
+                              reference_is="FluidX3D on one H200 (published, peers.md), not measured here",
                               ratio=round(value / FLUIDX3D[storage], 3), **measured_in(run),
                               goal=f">= {GOAL_MLUPS[storage]:,} MLUPS at 256^3 or larger"))
         if copy == copy:

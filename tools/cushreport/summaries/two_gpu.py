@@ -21,7 +21,7 @@ from ..figures import figure, measured_in
 from . import fft, karst, lbm
 
 A2A = re.compile(r"^dev/all_to_all/(?P<impl>[a-z_]+)/")
-FLUIDX3D_2X_H200 = 36711  # MLUPS, D3Q19 FP32 (ANCHORS.md; FluidX3D communicates through host memory)
+FLUIDX3D_2X_H200 = 36711  # MLUPS, D3Q19 FP32 (docs/results/peers.md; FluidX3D communicates through host memory)
 A2AS = {"natural": 3, "transposed_out": 2}  # all-to-alls of one transform, by output order
 GOAL_VS_FLOOR = {"natural": 1.35, "transposed_out": 1.2}  # the FFT case's goals (cases/fft/README.md)
 
@@ -96,7 +96,7 @@ def lbm_goals(run):
                                   goal="2-GPU MLUPS against 2 x the 1-GPU figure (issue 24; no threshold)"))
         if storage == "fp32":
             entries.append(figure(f"{base}.vs_fluidx3d", round(cush), "MLUPS", reference=FLUIDX3D_2X_H200,
-                                  reference_is="FluidX3D on 2 x H200 (published, ANCHORS.md), not measured here",
+                                  reference_is="FluidX3D on 2 x H200 (published, peers.md), not measured here",
                                   ratio=round(cush / FLUIDX3D_2X_H200, 3), **measured_in(run),
                                   goal=f"above FluidX3D's {FLUIDX3D_2X_H200:,} MLUPS: "
                                        f"{met(cush > FLUIDX3D_2X_H200)}"))

@@ -21,7 +21,7 @@ ADVECTION_GOAL = {"": {}, "overlap": {4: 0.95}}  # series -> {GPUs: efficiency}
 LBM_STRONG_M = 1024
 LBM_GOAL = {4: 0.97}    # g-GPU MLUPS >= 0.97 x g x one GPU
 KARST_GOAL = {4: 0.97}  # runs per second, the same
-# FluidX3D's published MLUPS (D3Q19; ANCHORS.md, FluidX3D's README), keyed by GPU count, then by
+# FluidX3D's published MLUPS (D3Q19; FluidX3D's README, listed in docs/results/peers.md), keyed by GPU count, then by
 # (GPU model, storage). FluidX3D moves its halos through host memory, not NVLink.
 FLUIDX3D = {
     1: {("H200", "fp32"): 23056, ("H200", "fp16s"): 36610, ("H100", "fp32"): 17602, ("H100", "fp16s"): 29561},
@@ -105,10 +105,10 @@ def _fluidx3d(run, base, g, model, storage, cush):
     found = Found()
     ref = FLUIDX3D.get(g, {}).get((model, storage))
     if ref is None:
-        found.miss(f"lbm esoteric {storage}, {gpus(g)}: no published FluidX3D figure for {g} x {model} {storage.upper()} (ANCHORS.md)")
+        found.miss(f"lbm esoteric {storage}, {gpus(g)}: no published FluidX3D figure for {g} x {model} {storage.upper()} (peers.md)")
     else:
         found.add(figure(name(*base, "vs_fluidx3d"), round(cush), "MLUPS", reference=ref,
-                         reference_is=f"FluidX3D on {g} x {model}, {storage.upper()} (published, ANCHORS.md), not measured here",
+                         reference_is=f"FluidX3D on {g} x {model}, {storage.upper()} (published, peers.md), not measured here",
                          ratio=round(cush / ref, 3), **measured_in(run),
                          goal=f"above FluidX3D's {ref:,} MLUPS: {'met' if cush > ref else 'not met'}"))
     return found
