@@ -2,22 +2,9 @@
 
 #include <cstddef>
 
+#include "mpi/fingerprint.hpp"
+
 namespace cush::detail {
-
-namespace {
-
-// FNV-1a over 64-bit words.
-struct Fingerprint {
-  std::uint64_t h = 14695981039346656037ULL;
-  void add(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xffU;
-      h *= 1099511628211ULL;
-    }
-  }
-};
-
-}  // namespace
 
 std::uint64_t grid_fingerprint(const Decomposition& grid) {
   Fingerprint f;
