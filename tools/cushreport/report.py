@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from . import complexity, gbench, perf
+from . import complexity, gbench, headline, perf
 from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, two_gpu
 
 CASES_JSON = "perf_cases.json"
@@ -94,7 +94,8 @@ def newest_by_name(entries):
 
 
 def run(results_dir, root):
-    """Writes the three reports into results_dir; returns summary.json's entries."""
+    """Writes the reports (complexity, performance, summary.json, the headline table) into results_dir;
+    returns summary.json's entries."""
     os.makedirs(results_dir, exist_ok=True)
     rows, entries = complexity.run(root, results_dir)
     print(f"report: complexity of {len({r['case'] for r in rows})} case(s) -> {results_dir}/complexity.md, complexity.png")
@@ -113,4 +114,5 @@ def run(results_dir, root):
                   f, indent=2, ensure_ascii=False)
         f.write("\n")
     print(f"report: {len(entries)} figures -> {results_dir}/summary.json")
+    headline.write(results_dir, entries)
     return entries
