@@ -14,6 +14,7 @@
 #include "cush/grid.hpp"
 #include "cush/process_group.hpp"
 #include "mpi/rank_grid.hpp"
+#include "mpi_test.hpp"
 #include "support/grids.hpp"
 #include "support/host_exchange.hpp"
 
@@ -79,13 +80,6 @@ void exchange_over_ranks(const cush::ProcessGroup& group, const Decomposition& g
     if (block_rank[b] == group.rank()) cush_test::verify_buffer(g, b, blocks[b]);
 }
 
-// Whether every rank passed `ok` (a test that failed on one rank fails on all, and no rank goes
-// on to the next exchange alone).
-bool all_ranks(const cush::ProcessGroup& group, bool ok) {
-  int mine = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, group.comm());
-  return all == 1;
-}
 
 TEST(RankExchange, EveryGhostCellEqualsItsOwnerOnEveryRank) {
   const cush::ProcessGroup group(MPI_COMM_WORLD, {});
@@ -95,7 +89,7 @@ TEST(RankExchange, EveryGhostCellEqualsItsOwnerOnEveryRank) {
     std::vector<int> ranks(g.size());
     for (auto& r : ranks) r = static_cast<int>(rng() % static_cast<unsigned>(group.size()));
     exchange_over_ranks(group, g, ranks);
-    ASSERT_TRUE(all_ranks(group, !HasFailure())) << "trial " << trial;
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure())) << "trial " << trial;
   }
 }
 
@@ -109,11 +103,10 @@ TEST(RankExchange, OneBlockPerRankPeriodic) {
     std::vector<int> ranks(g.size());
     for (std::size_t k = 0; k < g.size(); ++k) ranks[k] = static_cast<int>(k);
     exchange_over_ranks(group, g, ranks);
-    ASSERT_TRUE(all_ranks(group, !HasFailure())) << "depth " << depth;
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure())) << "depth " << depth;
   }
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(RankExchange, RanksThatDisagreeFailTogether) {
   const cush::ProcessGroup group(MPI_COMM_WORLD, {});
@@ -123,7 +116,7 @@ TEST(RankExchange, RanksThatDisagreeFailTogether) {
     (void)cush::detail::rank_exchange_program(group, g, std::vector<int>{0, 1});
     ADD_FAILURE() << "rank " << group.rank() << ": no error";
   } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "the ranks disagree on the grid")) << e.what();
+    EXPECT_TRUE(cush_test::contains(e.what(), "the ranks disagree on the grid")) << e.what();
   }
   // Other block ranks on the last rank.
   const Decomposition same(Extent3{12, 10, 9}, 3, 2);
@@ -131,34 +124,19 @@ TEST(RankExchange, RanksThatDisagreeFailTogether) {
     (void)cush::detail::rank_exchange_program(group, same, std::vector<int>{0, group.rank() == group.size() - 1 ? 0 : 1});
     ADD_FAILURE() << "rank " << group.rank() << ": no error";
   } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "the ranks disagree on the ranks of the blocks")) << e.what();
+    EXPECT_TRUE(cush_test::contains(e.what(), "the ranks disagree on the ranks of the blocks")) << e.what();
   }
   // A rank the group lacks, the same on every rank.
   try {
     (void)cush::detail::rank_exchange_program(group, same, std::vector<int>{0, group.size()});
     ADD_FAILURE() << "rank " << group.rank() << ": no error";
   } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "to rank " + std::to_string(group.size()) + " of " + std::to_string(group.size()) + " ranks"))
+    EXPECT_TRUE(cush_test::contains(e.what(), "to rank " + std::to_string(group.size()) + " of " + std::to_string(group.size()) + " ranks"))
         << e.what();
   }
-  EXPECT_TRUE(all_ranks(group, !HasFailure()));
+  EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  // Only rank 0 prints GoogleTest's progress; a failure on any rank is printed by that rank.
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int rc = RUN_ALL_TESTS();
-  int worst = 0;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
-}
+int main(int argc, char** argv) { return cush_test::run_mpi_tests(argc, argv); }

@@ -15,6 +15,7 @@
 #include "cush/error.hpp"
 #include "cush/process_group.hpp"
 #include "mpi/rank_lists.hpp"
+#include "mpi_test.hpp"
 #include "support/rank_executor.hpp"
 #include "support/transfer_cases.hpp"
 
@@ -49,11 +50,6 @@ struct MpiComm {
   }
 };
 
-bool all_ranks(const cush::ProcessGroup& group, bool ok) {
-  int mine = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, group.comm());
-  return all == 1;
-}
 
 TEST(RankTransfersMpi, EveryOperationEqualsTheListInOrderOnEveryRank) {
   const cush::ProcessGroup group(MPI_COMM_WORLD, {});
@@ -86,11 +82,10 @@ TEST(RankTransfersMpi, EveryOperationEqualsTheListInOrderOnEveryRank) {
         for (std::size_t p = 0; p < dst0.size(); ++p)
           if (dst_rank[p] == group.rank()) EXPECT_EQ(dst[p], ref_dst[p]) << "destination position " << p;
       if (group.rank() == root) EXPECT_EQ(host, ref_host) << "the root's host buffer";
-      ASSERT_TRUE(all_ranks(group, !HasFailure()));
+      ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
     }
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(RankTransfersMpi, RanksThatDisagreeFailTogether) {
   const cush::ProcessGroup group(MPI_COMM_WORLD, {});
@@ -102,7 +97,7 @@ TEST(RankTransfersMpi, RanksThatDisagreeFailTogether) {
     (void)cush::detail::rank_steps(group, list, {{}, ranks, 0});
     ADD_FAILURE() << "no error";
   } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "the ranks disagree on the transfers of the operation")) << e.what();
+    EXPECT_TRUE(cush_test::contains(e.what(), "the ranks disagree on the transfers of the operation")) << e.what();
   }
   // Another root on the last rank.
   const cush::TransferList same = cush::scatter_transfers(l, cush::Range{0, 8});
@@ -110,7 +105,7 @@ TEST(RankTransfersMpi, RanksThatDisagreeFailTogether) {
     (void)cush::detail::rank_steps(group, same, {{}, ranks, group.rank() == group.size() - 1 ? 1 : 0});
     ADD_FAILURE() << "no error";
   } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "the ranks disagree on the ranks of the positions")) << e.what();
+    EXPECT_TRUE(cush_test::contains(e.what(), "the ranks disagree on the ranks of the positions")) << e.what();
   }
   // A rank the group lacks, the same everywhere.
   const std::vector<int> beyond{0, group.size()};
@@ -118,25 +113,11 @@ TEST(RankTransfersMpi, RanksThatDisagreeFailTogether) {
     (void)cush::detail::rank_steps(group, same, {{}, beyond, 0});
     ADD_FAILURE() << "no error";
   } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "destination position 1 is on rank " + std::to_string(group.size()))) << e.what();
+    EXPECT_TRUE(cush_test::contains(e.what(), "destination position 1 is on rank " + std::to_string(group.size()))) << e.what();
   }
-  EXPECT_TRUE(all_ranks(group, !HasFailure()));
+  EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // only rank 0 prints progress; a failure on any rank is printed by that rank
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int rc = RUN_ALL_TESTS();
-  int worst = 0;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
-}
+int main(int argc, char** argv) { return cush_test::run_mpi_tests(argc, argv); }
