@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env.hpp"
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
@@ -145,6 +146,15 @@ namespace {
 // vectors stay aligned in every replica).
 constexpr std::size_t reduction_alignment = 256;
 
+// A reduce over three or more devices spreads the root's reads from this size
+// (CUSH_PEER_REDUCE_SPREAD_MIN_KIB, default every size): with the root reading every replica, on
+// 4 x H200 a 1 GiB reduce moved 3 GiB into the root's NVLink port at that port's rate (8.6 ms,
+// NCCL 3.1 ms; docs/device_ops.md). A knob until a measurement of both ways sets it.
+std::size_t reduce_spread_min_bytes() {
+  static const std::size_t bytes = env::size("CUSH_PEER_REDUCE_SPREAD_MIN_KIB");
+  return bytes;
+}
+
 // True if `op` is a reduction the kernel runs itself (an all-reduce or reduce within one plan).
 bool kernel_reduces(const Operation& op) {
   return (op.kind == Collective::all_reduce || op.kind == Collective::reduce) && op.within_one_plan();
@@ -163,6 +173,8 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
   r.kind = op.kind == Collective::all_reduce ? PeerReduction::all_reduce : PeerReduction::reduce;
   if (r.kind == PeerReduction::all_reduce && op.part.count * es <= peer_one_shot_max_bytes(p))
     r.kind = PeerReduction::all_reduce_one_shot;
+  if (r.kind == PeerReduction::reduce && p >= 3 && op.part.count * es >= reduce_spread_min_bytes())
+    r.kind = PeerReduction::reduce_spread;
   for (std::size_t k = 0; k < p; ++k) r.scratch[k] = group.scratch(k, base.epoch);
   r.type = static_cast<unsigned>(op.type);
   r.op = static_cast<unsigned>(op.op);
@@ -183,6 +195,7 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
       if (r.kind == PeerReduction::all_reduce) bytes = (bounds[k + 1] - bounds[k]) * es * p + r.count * es;
       if (r.kind == PeerReduction::all_reduce_one_shot) bytes = r.count * es * (p + 1);
       if (r.kind == PeerReduction::reduce && k == r.root) bytes = r.count * es * p;
+      if (r.kind == PeerReduction::reduce_spread) bytes = (bounds[k + 1] - bounds[k]) * es * p;
       const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes / bytes_per_block, 1, peer_kernel_max_blocks));
       DeviceGuard guard(streams.device(k));
       launch_peer_kernel(a, blocks, streams.work(k));
