@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The report: complexity of every case (always); on a machine with GPUs also the benchmarks
 # (repetitions for the statistics), then the performance report and summary.json. Without a GPU
-# the performance report is re-rendered from the measurements committed in docs/results.
+# the performance report is re-rendered from the measurements committed in docs/results/data.
 #
 #   usage: scripts/report.sh [--update-docs] [--no-measure]
 #   By default everything goes into <build>/report, a copy of docs/results that the report then
@@ -40,10 +40,10 @@ if [ "$measure" = 1 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 
   export CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.1}
   echo "report: measuring on $(nvidia-smi -L | wc -l) GPU(s), $reps repetitions (a few minutes)"
   "$build/bench/bench_cases" --benchmark_repetitions="$reps" \
-    --benchmark_out="$results/perf_cases.json" --benchmark_out_format=json
+    --benchmark_out="$results/data/perf_cases.json" --benchmark_out_format=json
   "$build/bench/bench_host_ops" --benchmark_repetitions="$reps" \
     --benchmark_filter='host/(scatter|gather|broadcast)/(pinned|pageable|registered)/(raw|cush)/(16|64|256|1024|4096)MiB' \
-    --benchmark_out="$results/perf_host_ops.json" --benchmark_out_format=json
+    --benchmark_out="$results/data/perf_host_ops.json" --benchmark_out_format=json
 elif [ "$measure" = 0 ]; then
   echo "report: --no-measure: the performance report is re-rendered from the measurements committed in docs/results"
 else

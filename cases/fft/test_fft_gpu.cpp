@@ -186,6 +186,34 @@ TEST(FftLarge, TwoToThe28) {
   }
 }
 
+// What the benchmark row case/fft_natural/multi_cush/1gpu/24 does, which ended with a
+// segmentation fault on 4 x H200 (1, 2 or 4 GPUs visible) while the tests above passed: one
+// transform object kept across many forward transforms without a store between them, on one GPU
+// and then on every GPU count; the last forward is checked against cuFFT.
+TEST(FftGpu, ManyForwardTransformsOfOneObjectAsTheBenchmarkRuns) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = std::size_t{1} << 24;
+  const std::vector<Complex> x = random_signal(n, 24);
+  const std::vector<Complex> X = reference(x);
+  for (int k : gpu_counts()) {
+    SCOPED_TRACE(std::to_string(k) + " GPUs");
+    fft::MultiCush v(n, Devices::first(k), fft::Options{0});
+    v.load(x.data());
+    v.forward(Order::natural, Order::natural);  // the benchmark's warm-up
+    v.wait();
+    for (int i = 0; i < 20; ++i) {  // as the timed loop: forward and wait, nothing loaded between
+      v.forward(Order::natural, Order::natural);
+      v.wait();
+    }
+    v.load(x.data());
+    v.forward(Order::natural, Order::natural);
+    std::vector<Complex> got(n);
+    v.store(got.data());
+    v.wait();
+    EXPECT_LT(rel_l2(got, X), kTolerance);
+  }
+}
+
 // The twiddles are exact to float rounding for large N (where a float angle would not be): every
 // one within 3 float ulps of exp(sign 2 pi i r c / N) computed in long double.
 TEST(FftTwiddle, ExactToFloatRoundingForLargeN) {

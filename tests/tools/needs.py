@@ -7,6 +7,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RESULTS = os.path.join(ROOT, "docs", "results")
+DATA = os.path.join(RESULTS, "data")  # the measurements the pages quote
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 

@@ -49,7 +49,7 @@ class Load(unittest.TestCase):
         self.assertEqual(gbench.device_of({"gpus": "GPU B"}), "1 x GPU B")
 
     def test_committed_run(self):
-        run = gbench.load(os.path.join(needs.RESULTS, "halo_2026-11-23.json"))
+        run = gbench.load(os.path.join(needs.DATA, "halo_2026-11-23.json"))
         self.assertEqual(len(run.rows), 150)  # 30 faces x 5 implementations, one repetition each
         self.assertEqual(run.errors, [])
         self.assertEqual(gbench.device_of(run.context), "2 x NVIDIA H200")

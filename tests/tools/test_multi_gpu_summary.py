@@ -10,7 +10,7 @@ import shutil
 import tempfile
 import unittest
 
-from needs import REPORT, RESULTS
+from needs import DATA, REPORT, RESULTS
 from multi_gpu_rows import (H200, advection_rows, call, device_op_rows, fft_rows, karst_rows, lbm_rows, load,
                             nccl_a2a_ms, write)
 
@@ -204,9 +204,11 @@ class Report(unittest.TestCase):
             "multi_gpu_2026-12-02": ["a/multi_gpu_2026-12-02_ops.json"], "multi_gpu_2026-12-03": ["a/multi_gpu_2026-12-03.json"]})
 
     def test_a_later_call_replaces_the_figures_it_states_again(self):
-        write(self.dir, "multi_gpu_2026-12-01_cases.json", karst_rows())
+        data = os.path.join(self.dir, report.DATA)  # the measurements live in the results' data/
+        os.makedirs(data)
+        write(data, "multi_gpu_2026-12-01_cases.json", karst_rows())
         later = [r for r in karst_rows() if "/4gpu/" not in r["name"]]
-        write(self.dir, "multi_gpu_2026-12-02_cases.json", later, dict(H200, date="2026-12-02T00:00:00+00:00"))
+        write(data, "multi_gpu_2026-12-02_cases.json", later, dict(H200, date="2026-12-02T00:00:00+00:00"))
         with contextlib.redirect_stderr(io.StringIO()) as said:
             entries = report.newest_by_name(report.multi_gpu_figures(self.dir))
         self.assertIn("karst.2gpu.cush_vs_raw of multi_gpu_2026-12-02_cases.json replaces that of multi_gpu_2026-12-01_cases.json",
@@ -240,7 +242,7 @@ class Committed(unittest.TestCase):
     def test_the_page_prints_each_call_or_says_there_is_none(self):
         with open(os.path.join(RESULTS, "multi_gpu.md")) as f:
             page = f.read()
-        found = multi_gpu.calls(glob.glob(os.path.join(RESULTS, "multi_gpu_*.json")))
+        found = multi_gpu.calls(glob.glob(os.path.join(DATA, "multi_gpu_*.json")))
         if not found:
             self.assertIn("No multi-GPU run is committed yet", page)
         for paths in found.values():

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import unittest
 
-from needs import REPORT, RESULTS, ROOT, missing
+from needs import DATA, REPORT, RESULTS, ROOT, missing
 
 WHOLE = missing("numpy", "scipy", "matplotlib", "pmccabe")
 
@@ -132,9 +132,9 @@ class Performance(TempDir):
 @unittest.skipIf(WHOLE, WHOLE)
 class WholeReport(TempDir):
     def test_summary_json_of_the_committed_measurements(self):
-        for path in glob.glob(os.path.join(RESULTS, "*.json")):
-            if os.path.basename(path) != "summary.json":
-                shutil.copy(path, self.dir)
+        os.makedirs(os.path.join(self.dir, "data"))
+        for path in glob.glob(os.path.join(DATA, "*.json")):
+            shutil.copy(path, os.path.join(self.dir, "data"))
         report.run(self.dir, ROOT)
         with open(os.path.join(self.dir, "summary.json")) as f:
             figures = {e["name"]: e for e in json.load(f)["figures"]}

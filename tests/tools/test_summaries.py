@@ -3,7 +3,7 @@ be the ones committed there, and their summary.json figures the ones the pages p
 import os
 import unittest
 
-from needs import REPORT, RESULTS
+from needs import DATA, REPORT, RESULTS
 
 if not REPORT:
     from cushreport import gbench
@@ -26,7 +26,7 @@ def section(text, start, end=None):
 
 
 def load(*names):
-    return [gbench.load(os.path.join(RESULTS, n)) for n in names]
+    return [gbench.load(os.path.join(DATA, n)) for n in names]
 
 
 @unittest.skipIf(REPORT, REPORT)

@@ -6,7 +6,7 @@ import os
 import tempfile
 import unittest
 
-from needs import REPORT, RESULTS
+from needs import DATA, REPORT, RESULTS
 
 if not REPORT:
     from cushreport import gbench
@@ -136,7 +136,7 @@ class Committed(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         names = ("lbm", "fft", "karst", "all_to_all")
-        cls.runs = [gbench.load(os.path.join(RESULTS, f"two_gpu_2026-11-24_{n}.json")) for n in names]
+        cls.runs = [gbench.load(os.path.join(DATA, f"two_gpu_2026-11-24_{n}.json")) for n in names]
         cls.figures = {e["name"]: e for e in two_gpu.figures(cls.runs)}
         with open(os.path.join(RESULTS, "multi_gpu.md")) as f:  # its 2026-11-24 section
             cls.page = f.read()

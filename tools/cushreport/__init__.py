@@ -3,7 +3,7 @@
 Run it from the repository root with the package on the path (docs/report.md):
 
     PYTHONPATH=tools python3 -m cushreport report --results docs/results
-    PYTHONPATH=tools python3 -m cushreport summarize halo docs/results/halo_2026-11-23.json
+    PYTHONPATH=tools python3 -m cushreport summarize halo docs/results/data/halo_2026-11-23.json
 
 Modules: gbench (the one Google Benchmark JSON loader), stats (SciPy's F and t distributions,
 NumPy's least squares, the F-test of seed 002 eq. 2.2), complexity (pmccabe), perf

@@ -1,7 +1,7 @@
 """The report: regenerates docs/results/complexity.md (always), performance.md (from the benchmark
 JSON in the results folder) and summary.json, one entry per headline figure of the results pages.
 
-summary.json gathers the report's own figures (complexity, perf_cases*.json, perf_host_ops.json)
+summary.json gathers the report's own figures (complexity, data/perf_cases*.json, data/perf_host_ops.json)
 and those of the runs the results pages quote (PAGE_RUNS; the two-GPU call, two_gpu_*.json; each
 multi-GPU call, multi_gpu_*.json), computed from the committed JSON with the pages' definitions.
 """
@@ -11,9 +11,12 @@ import json
 import os
 import sys
 
-from . import complexity, gbench, perf
+from . import complexity, gbench, headline, manifest, perf
 from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, two_gpu
 
+# The measurements live in the results folder's data/ (its README.md, the manifest, lists them);
+# the pages, plots, summary.json and headline.md beside it.
+DATA = "data"
 CASES_JSON = "perf_cases.json"
 HOST_OPS_JSON = "perf_host_ops.json"
 # The files of one run on two real GPUs (multi_gpu.md, 2026-11-24 section; issue 24): bench_cases rows of the cases,
@@ -59,17 +62,17 @@ def page_figures(results_dir):
     """The summary.json entries of the runs in PAGE_RUNS; a missing file is reported and left out."""
     entries = []
     for page, name, figures in PAGE_RUNS:
-        path = os.path.join(results_dir, name)
+        path = os.path.join(results_dir, DATA, name)
         if os.path.exists(path) and (name in VIRTUAL_GOALS or not gbench.on_virtual_gpus(gbench.load(path))):
             entries += figures(gbench.load(path))
         else:
-            print(f"report: {name} (quoted by {page}) is not in {results_dir}; its figures are left out", file=sys.stderr)
+            print(f"report: {name} (quoted by {page}) is not in {results_dir}/{DATA}; its figures are left out", file=sys.stderr)
     return entries
 
 
 def two_gpu_figures(results_dir):
     """The two-GPU goal entries (summaries/two_gpu.py) of the two_gpu_*.json files, if any."""
-    paths = sorted(glob.glob(os.path.join(results_dir, TWO_GPU_GLOB)))
+    paths = sorted(glob.glob(os.path.join(results_dir, DATA, TWO_GPU_GLOB)))
     runs = [r for r in (gbench.load(p) for p in paths) if not gbench.on_virtual_gpus(r)]
     return two_gpu.figures(runs) if runs else []
 
@@ -77,7 +80,7 @@ def two_gpu_figures(results_dir):
 def multi_gpu_figures(results_dir):
     """The multi-GPU goal entries (summaries/multi_gpu.py), one call after the other (oldest first)."""
     entries = []
-    for paths in multi_gpu.calls(glob.glob(os.path.join(results_dir, MULTI_GPU_GLOB))).values():
+    for paths in multi_gpu.calls(glob.glob(os.path.join(results_dir, DATA, MULTI_GPU_GLOB))).values():
         entries += multi_gpu.figures([gbench.load(p) for p in paths])
     return entries
 
@@ -94,16 +97,18 @@ def newest_by_name(entries):
 
 
 def run(results_dir, root):
-    """Writes the three reports into results_dir; returns summary.json's entries."""
+    """Writes the reports (complexity, performance, summary.json, the headline table) into results_dir;
+    returns summary.json's entries."""
     os.makedirs(results_dir, exist_ok=True)
     rows, entries = complexity.run(root, results_dir)
     print(f"report: complexity of {len({r['case'] for r in rows})} case(s) -> {results_dir}/complexity.md, complexity.png")
     # perf_cases.json is what scripts/report.sh measures; perf_cases_<what>.json hold runs of single
     # cases made apart (their sections say where); delete one once perf_cases.json covers its case.
-    case_files = [os.path.join(results_dir, CASES_JSON)] + sorted(glob.glob(os.path.join(results_dir, "perf_cases_*.json")))
-    case_files += sorted(glob.glob(os.path.join(results_dir, TWO_GPU_GLOB)))
-    case_files += [p for paths in multi_gpu.calls(glob.glob(os.path.join(results_dir, MULTI_GPU_GLOB))).values() for p in paths]
-    measured = perf.run(results_dir, case_files, os.path.join(results_dir, HOST_OPS_JSON))
+    data = os.path.join(results_dir, DATA)
+    case_files = [os.path.join(data, CASES_JSON)] + sorted(glob.glob(os.path.join(data, "perf_cases_*.json")))
+    case_files += sorted(glob.glob(os.path.join(data, TWO_GPU_GLOB)))
+    case_files += [p for paths in multi_gpu.calls(glob.glob(os.path.join(data, MULTI_GPU_GLOB))).values() for p in paths]
+    measured = perf.run(results_dir, case_files, os.path.join(data, HOST_OPS_JSON))
     print(f"report: performance -> {results_dir}/performance.md ({len(measured)} headline figures)")
     quoted = page_figures(results_dir) + two_gpu_figures(results_dir) + multi_gpu_figures(results_dir)
     print(f"report: {len(quoted)} figures of the runs the results pages quote")
@@ -113,4 +118,6 @@ def run(results_dir, root):
                   f, indent=2, ensure_ascii=False)
         f.write("\n")
     print(f"report: {len(entries)} figures -> {results_dir}/summary.json")
+    headline.write(results_dir, entries)
+    manifest.write(results_dir, root)
     return entries
