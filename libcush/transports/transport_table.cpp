@@ -47,7 +47,8 @@ TransportTable TransportTable::defaults() {
   // kernel are faster from 128 MiB. A reduce is fastest on the copy engines up to 64 KiB (8-11
   // µs, NCCL 13-19) and on the kernel from 256 KiB; from 64 MiB the two were level on 2 GPUs,
   // and on 4 x H200 the kernel's spread reduce (no NVLink port carries more than one replica)
-  // took 0.53-0.57 of the copy engines' time from 64 MiB to 1 GiB (docs/device_ops.md).
+  // reached 0.90-0.97 x NCCL there, where the copy engines (the root reads every replica)
+  // reached 0.35-0.41 x (docs/device_ops.md).
   TransportTable t;
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
