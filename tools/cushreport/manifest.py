@@ -37,10 +37,11 @@ def _describe(path):
 
 
 def _pages(data_dir, root):
-    """The pages that may quote a data file: the results pages beside data/, the design pages, the
-    case READMEs and the README."""
+    """The pages that may quote a data file: the results pages beside data/ and their records/, the
+    design pages, the case READMEs and the README."""
     results = os.path.dirname(os.path.abspath(data_dir))
-    return (sorted(glob.glob(os.path.join(results, "*.md"))) + sorted(glob.glob(os.path.join(root, "docs", "*.md"))) +
+    return (sorted(glob.glob(os.path.join(results, "*.md"))) + sorted(glob.glob(os.path.join(results, "records", "*.md"))) +
+            sorted(glob.glob(os.path.join(root, "docs", "*.md"))) +
             sorted(glob.glob(os.path.join(root, "cases", "*", "README.md"))) + [os.path.join(root, "README.md")])
 
 
