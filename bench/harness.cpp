@@ -105,7 +105,9 @@ void write_text(const char* text) {
 }
 
 // A crash (a segmentation fault in a row, an abort) says which row and where before the process
-// ends as it would have: only async-signal-safe calls, then the default action.
+// ends as it would have (the default action, raised again). write() is async-signal-safe;
+// backtrace() is not guaranteed to be, which is why run() calls it once before any row (it loads
+// the unwinder then, not inside the handler) -- good enough for a process that is dying anyway.
 extern "C" void on_crash(int sig) {
   write_text("\n*** benchmark crashed (");
   write_text(sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : "SIGFPE");

@@ -97,6 +97,9 @@ void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mod
     std::vector<fft::Complex> x(e2e ? 0 : n);
     for (std::size_t i = 0; i < n; ++i) (e2e ? made->host : x.data())[i] = fft::Complex{static_cast<float>(i % 7), 0.5f};
     made->v->load(e2e ? made->host : x.data());
+    // load() is asynchronous: it reads x (pageable memory, staged on host threads) after it returns,
+    // so it must end before x does (without this wait the 1-GPU rows crashed on 4 x H200).
+    made->v->wait();
     return made;
   });
   if (loaded == nullptr) {

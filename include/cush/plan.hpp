@@ -158,6 +158,8 @@ class Plan : public PlanBase {
   }
 
   /// Host -> devices, all n elements from `host` (which must hold size() elements).
+  /// Like every move it returns at once and reads `host` afterwards, pageable memory included:
+  /// keep `host` allocated and unchanged until the move is done (wait(), or work ordered after it).
   void scatter(const T* host) { scatter_bytes(host, Range{0, size()}, "cush::Plan::scatter"); }
   void scatter(std::span<const T> host) { scatter_bytes(whole(host, "cush::Plan::scatter"), Range{0, size()}, "cush::Plan::scatter"); }
   /// Host -> devices for global elements [first, first + part.size()) only; part[0] is element `first`.

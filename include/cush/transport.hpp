@@ -11,7 +11,8 @@
 ///   events: the fewest host calls, for small messages. An all-reduce of up to 512 KiB runs in
 ///   one shot (each device copies its replica into a scratch buffer of cush's and combines every
 ///   device's), a larger one in two (each device combines its share of every replica, then
-///   copies the others' combined shares), a reduce in one (the root reads every replica). Lists this kernel cannot take (pieces that
+///   copies the others' combined shares), a reduce in one (the root reads every replica; over three
+///   or more devices each device combines its share of every replica into the root's). Lists this kernel cannot take (pieces that
 ///   must follow others, more than 16 pieces leaving one device, more than 16 devices) run on
 ///   `peer`. While its kernels wait for the other devices they spin on the GPU, as NCCL's do.
 /// - `nccl`: NCCL collectives and grouped send/receive on one communicator per set of devices,

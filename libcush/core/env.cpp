@@ -41,6 +41,8 @@ constexpr Variable variable_table[] = {
      "bytes per pinned slot of the host_staging transport"},
     {"CUSH_LOCAL_AUX_MIN_KIB", Unit::kib, Scope::library, 1024, 0, 1 << 30,
      "a device's copy within itself, beside its copies to other devices, gets a second stream from this size"},
+    {"CUSH_PEER_REDUCE_SPREAD_MIN_KIB", Unit::kib, Scope::library, 2048, 0, 1 << 30,
+     "a reduce on the peer kernel over three or more devices is combined by the devices other than the root from this size"},
     // Halo exchanges (docs/grid.md).
     {"CUSH_HALO_PIPELINE_MIB", Unit::mib, Scope::library, 256, 0, 1 << 30,
      "strided faces packed into a peer from this size up are sent in slabs, pipelined"},

@@ -58,7 +58,7 @@ void send_through_staging(ExchangePhase& out, ExchangeProgram& program, std::siz
     out.sends.push_back(ExchangeStep{from, src, send, size, false});
   }
   // A strided receiving side is unpacked by the receiver: stores of a few bytes each across
-  // the link waste most of it (measured 2.8x slower for x faces of depth 1; docs/results/grid_design.md).
+  // the link waste most of it (measured 2.8x slower for x faces of depth 1; docs/results/records/grid_design.md).
   if (direct && dst_run) {
     out.sends.push_back(ExchangeStep{from, src, dst, size, false});
   } else if (direct) {

@@ -26,7 +26,7 @@ PeerStores peer_stores(const DeviceSet& devices, HaloTransport transport) {
 // Pipelining of a face packed straight into a peer's receive buffer: the pack is split into
 // slabs, and the receiver unpacks slab c on a second stream while slab c + 1 crosses the link.
 // By default only faces of at least 256 MiB are split, in 8 slabs: below that the packs and
-// unpacks of both directions contend for memory and pipelining measured slower (docs/results/grid_design.md).
+// unpacks of both directions contend for memory and pipelining measured slower (docs/results/records/grid_design.md).
 // CUSH_HALO_PIPELINE_MIB and CUSH_HALO_CHUNKS (1: off) change them (core/env.cpp).
 std::size_t pipeline_bytes() { return env::size("CUSH_HALO_PIPELINE_MIB"); }
 

@@ -4,7 +4,7 @@
 // their own device (the low x ghosts from the high interior, the high from the low) are such
 // steps: launched one by one, each waits for the launch before it, and on 4 x H200 the advection
 // case's four ghost kernels per step and the gaps between them cost 16 µs more per step than raw
-// CUDA's one kernel (docs/results/profiles_2026-11-27.md). Pure host code (tests/grid).
+// CUDA's one kernel (docs/results/records/profiles_2026-11-27.md). Pure host code (tests/grid).
 
 #include <cstddef>
 #include <span>

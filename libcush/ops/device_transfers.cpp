@@ -222,7 +222,7 @@ TransferList device_broadcast_transfers(const Layout& layout, std::size_t root, 
   // has landed (`after`). Each device receives the part once, from one sender, and all links of
   // the chain carry a round at the same time. (The earlier relay gave each device a share to
   // forward to all others; a trace on 4 x H200 showed three senders writing into one device at a
-  // time while the others waited, 2.8 x one link's time: docs/results/profiles_2026-11-27.md.)
+  // time while the others waited, 2.8 x one link's time: docs/results/records/profiles_2026-11-27.md.)
   const std::size_t step = chunk == 0 ? part.count : chunk;
   for (std::size_t offset = part.offset; offset < part.end(); offset += step) {
     const std::size_t count = std::min(step, part.end() - offset);

@@ -16,7 +16,7 @@ namespace {
 
 // Local copies at least this large (CUSH_LOCAL_AUX_MIN_KIB, default 1 MiB) get a stream of
 // their own beside the link traffic. Forking and joining that stream costs four event calls per
-// device on the host; a trace of the 4-GPU all-to-all at 16 MiB (docs/results/profiles_2026-11-27.md)
+// device on the host; a trace of the 4-GPU all-to-all at 16 MiB (docs/results/records/profiles_2026-11-27.md)
 // found the operation host-bound (the GPUs idle between operations), so the threshold is a knob
 // until a measurement sets it.
 std::size_t local_aux_min_bytes() {

@@ -5,7 +5,7 @@
 // A transfer list says what each device's stream runs in which order; the host still issues the
 // calls one after another, a few microseconds each. On 4 x H200 the all-to-all of 16 MiB issued
 // its four local copies first, so its first copy between GPUs started 19 µs into the operation,
-// and the operation took 95 µs where NCCL took 67 (docs/results/profiles_2026-11-27.md). Issuing
+// and the operation took 95 µs where NCCL took 67 (docs/results/records/profiles_2026-11-27.md). Issuing
 // the transfers that cross a link first starts the links sooner; the local copies, short and on
 // their own streams where they are large, follow.
 

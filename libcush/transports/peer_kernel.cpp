@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env.hpp"
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
@@ -139,11 +140,30 @@ std::vector<std::size_t> peer_reduction_shares(std::size_t count, std::size_t pa
   return bounds;
 }
 
+std::vector<std::size_t> peer_reduce_spread_shares(std::size_t count, std::size_t parts, std::size_t root,
+                                                   std::size_t granularity) {
+  if (parts < 2 || root >= parts)
+    throw InvalidArgument("cush::detail::peer_reduce_spread_shares", "root", "needs two or more parts and a root among them");
+  std::vector<std::size_t> bounds = peer_reduction_shares(count, parts - 1, granularity);
+  bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(root), bounds[root]);  // the root's empty share
+  return bounds;
+}
+
 namespace {
 
 // Reductions on the kernel: all-reduce shares start on 256-byte bounds (the combine's 16-byte
 // vectors stay aligned in every replica).
 constexpr std::size_t reduction_alignment = 256;
+
+// A reduce over three or more devices is spread over the devices other than the root from this
+// size (CUSH_PEER_REDUCE_SPREAD_MIN_KIB, default 2 MiB): with the root reading every replica, on
+// 4 x H200 a 1 GiB reduce moved 3 GiB into the root's NVLink port at that port's rate (8.6 ms,
+// NCCL 3.1 ms); below a few MiB the one-shot reduce's single barrier is worth more than the
+// port (docs/device_ops.md has both ways measured).
+std::size_t reduce_spread_min_bytes() {
+  static const std::size_t bytes = env::size("CUSH_PEER_REDUCE_SPREAD_MIN_KIB");
+  return bytes;
+}
 
 // True if `op` is a reduction the kernel runs itself (an all-reduce or reduce within one plan).
 bool kernel_reduces(const Operation& op) {
@@ -163,6 +183,8 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
   r.kind = op.kind == Collective::all_reduce ? PeerReduction::all_reduce : PeerReduction::reduce;
   if (r.kind == PeerReduction::all_reduce && op.part.count * es <= peer_one_shot_max_bytes(p))
     r.kind = PeerReduction::all_reduce_one_shot;
+  if (r.kind == PeerReduction::reduce && p >= 3 && op.part.count * es >= reduce_spread_min_bytes())
+    r.kind = PeerReduction::reduce_spread;
   for (std::size_t k = 0; k < p; ++k) r.scratch[k] = group.scratch(k, base.epoch);
   r.type = static_cast<unsigned>(op.type);
   r.op = static_cast<unsigned>(op.op);
@@ -170,7 +192,10 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
   for (std::size_t pos = 0; pos < op.dst.data.size(); ++pos)
     r.data[streams.of_dst(pos)] = static_cast<std::byte*>(op.dst.data[pos]) + op.part.offset * es;
   r.root = static_cast<unsigned>(streams.of_dst(op.root));
-  const std::vector<std::size_t> bounds = peer_reduction_shares(r.count, p, std::max<std::size_t>(reduction_alignment / es, 1));
+  const std::size_t granule = std::max<std::size_t>(reduction_alignment / es, 1);
+  const std::vector<std::size_t> bounds = r.kind == PeerReduction::reduce_spread
+                                              ? peer_reduce_spread_shares(r.count, p, r.root, granule)
+                                              : peer_reduction_shares(r.count, p, granule);
   std::copy(bounds.begin(), bounds.end(), r.share);
   try {
     for (std::size_t k = 0; k < p; ++k) {
@@ -183,6 +208,7 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
       if (r.kind == PeerReduction::all_reduce) bytes = (bounds[k + 1] - bounds[k]) * es * p + r.count * es;
       if (r.kind == PeerReduction::all_reduce_one_shot) bytes = r.count * es * (p + 1);
       if (r.kind == PeerReduction::reduce && k == r.root) bytes = r.count * es * p;
+      if (r.kind == PeerReduction::reduce_spread) bytes = (bounds[k + 1] - bounds[k]) * es * p;
       const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes / bytes_per_block, 1, peer_kernel_max_blocks));
       DeviceGuard guard(streams.device(k));
       launch_peer_kernel(a, blocks, streams.work(k));

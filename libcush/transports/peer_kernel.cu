@@ -199,6 +199,13 @@ __global__ void peer_reduce_kernel(const PeerKernelArgs a) {
     finish(a);
     return;
   }
+  if (r.kind == PeerReduction::reduce_spread) {
+    // This participant's share of every replica, into the root's (peer_kernel.hpp); the root
+    // goes on only when every participant has stored its share (finish).
+    combine_range<T, O>(r.data, r.data[r.root], a.group, r.share[a.me], r.share[a.me + 1]);
+    finish(a);
+    return;
+  }
   // Two shots. First this participant's share of every replica, into its own replica: the others
   // read and write other shares meanwhile.
   combine_range<T, O>(r.data, r.data[a.me], a.group, r.share[a.me], r.share[a.me + 1]);

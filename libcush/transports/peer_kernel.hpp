@@ -66,17 +66,24 @@ constexpr std::size_t peer_one_shot_max_bytes(std::size_t group) noexcept {
 //  - all_reduce (two-shot): participant k combines elements [share[k], share[k + 1]) of every
 //    replica into its own (reading the others over the links); when every participant has done
 //    so (the mid flags), each copies the others' combined shares into its replica;
-//  - reduce (one-shot): the root combines every replica into its own; the others only wait.
+//  - reduce (one-shot): the root combines every replica into its own; the others only wait;
+//  - reduce_spread (three or more participants): participant k combines elements
+//    [share[k], share[k + 1]) of every replica into the root's replica (stores over the links).
+//    The root's own share is empty (peer_reduce_spread_shares): its port takes in one replica
+//    (the others' stores) and gives out one (their reads), the others' about one each way, where
+//    the one-shot reduce brings p - 1 replicas into the root's port. Only participant k reads or writes the
+//    root's share k, and every thread reads its elements of every replica before it stores them:
+//    no other order is needed. The other replicas are only read.
 // Elements are counted from each replica's `data` pointer (the part's first element).
 struct PeerReduction {
-  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2, all_reduce_one_shot = 3 };
+  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2, all_reduce_one_shot = 3, reduce_spread = 4 };
   unsigned kind = none;
   unsigned type = 0;  // ElementType
   unsigned op = 0;    // ReduceOp
   unsigned root = 0;  // reduce: the participant whose replica receives the result
   std::size_t count = 0;
   void* data[peer_kernel_max_devices] = {};                // each participant's replica, by position
-  std::size_t share[peer_kernel_max_devices + 1] = {};     // all_reduce: the shares' element bounds
+  std::size_t share[peer_kernel_max_devices + 1] = {};     // all_reduce, reduce_spread: the shares' element bounds
   void* scratch[peer_kernel_max_devices] = {};             // all_reduce_one_shot: this epoch's slots
 };
 
@@ -97,6 +104,13 @@ struct PeerKernelArgs {
 /// the last a multiple of `granularity` elements (bounds[k] to bounds[k + 1] is share k).
 [[nodiscard]] std::vector<std::size_t> peer_reduction_shares(std::size_t count, std::size_t parts,
                                                              std::size_t granularity);
+
+/// The element bounds of a spread reduce's shares: as peer_reduction_shares over the `parts - 1`
+/// participants other than `root`, whose own share is empty (bounds[root] == bounds[root + 1]).
+/// The root then only receives the combined shares (one replica into its port) and its replica
+/// is read once by the others: no NVLink port carries more than about one replica each way.
+[[nodiscard]] std::vector<std::size_t> peer_reduce_spread_shares(std::size_t count, std::size_t parts, std::size_t root,
+                                                                 std::size_t granularity);
 
 /// Launches the kernel for one device on `stream` (the current device must be the stream's): the
 /// pieces, or the reduction where args.reduction.kind is not none.

@@ -44,9 +44,11 @@ TransportTable TransportTable::defaults() {
   // Reductions: the peer kernel's one-shot and two-shot all-reduces beat NCCL (default and on
   // symmetric windows) by 1.2-1.3 x from 4 KiB to 256 KiB, and are level with it or faster up to
   // 128 MiB but at 1-4 MiB (0.89-0.94 x NCCL on windows); the copy engines with the combine
-  // kernel are faster from 128 MiB. A reduce (the root reads every replica) is fastest on the
-  // copy engines up to 64 KiB (8-11 µs, NCCL 13-19), on the kernel from 256 KiB to 16 MiB, and on
-  // the copy engines again from 64 MiB, where the two are level.
+  // kernel are faster from 128 MiB. A reduce is fastest on the copy engines up to 64 KiB (8-11
+  // µs, NCCL 13-19) and on the kernel from 256 KiB; from 64 MiB the two were level on 2 GPUs,
+  // and on 4 x H200 the kernel's spread reduce (no NVLink port carries more than one replica)
+  // reached 0.90-0.97 x NCCL there, where the copy engines (the root reads every replica)
+  // reached 0.35-0.41 x (docs/device_ops.md).
   TransportTable t;
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
@@ -55,7 +57,6 @@ TransportTable TransportTable::defaults() {
   }
   t.set(Collective::reduce, 0, Transport::peer);
   t.set(Collective::reduce, std::size_t{256} << 10, Transport::peer_kernel);
-  t.set(Collective::reduce, std::size_t{64} << 20, Transport::peer);
   t.set(Collective::all_reduce, 0, Transport::peer_kernel);
   t.set(Collective::all_reduce, std::size_t{128} << 20, Transport::peer);
   return t;

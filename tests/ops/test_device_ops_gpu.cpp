@@ -325,11 +325,14 @@ void check_reduce(const std::vector<int>& order, std::size_t n, cush::ReduceOp o
   cush::all_reduce(all, op, options);
   for (std::size_t r = 0; r < order.size(); ++r) ASSERT_EQ(get(all, r), expected) << "all-reduce replica " << r;
 
-  const std::size_t root = order.size() - 1;
-  Plan<T> one(DeviceSet(order), n, Distribution::replicated());
-  for (std::size_t r = 0; r < order.size(); ++r) put(one, r, data[r]);
-  cush::reduce(one, op, root, options);
-  for (std::size_t r = 0; r < order.size(); ++r) ASSERT_EQ(get(one, r), r == root ? expected : data[r]) << "reduce replica " << r;
+  // Every root: the spread reduce leaves the root's share empty wherever it stands.
+  for (std::size_t root = 0; root < order.size(); ++root) {
+    Plan<T> one(DeviceSet(order), n, Distribution::replicated());
+    for (std::size_t r = 0; r < order.size(); ++r) put(one, r, data[r]);
+    cush::reduce(one, op, root, options);
+    for (std::size_t r = 0; r < order.size(); ++r)
+      ASSERT_EQ(get(one, r), r == root ? expected : data[r]) << "reduce to root " << root << ", replica " << r;
+  }
 }
 }  // namespace
 

@@ -437,3 +437,23 @@ TEST(PeerKernelReduction, SharesCoverThePartOnGranules) {
     if (parts > 2) ASSERT_LE(largest - smallest, granularity) << "case " << c;
   }
 }
+
+// A spread reduce's shares: the root's is empty, the others are the shares of the others alone
+// (so they cover the part, in order, on granules), whatever position the root has.
+TEST(PeerKernelReduction, SpreadSharesLeaveTheRootsEmpty) {
+  std::mt19937_64 g(50);
+  for (int c = 0; c < cases; ++c) {
+    const std::size_t count = std::uniform_int_distribution<std::size_t>(0, 5000)(g);
+    const std::size_t parts = std::uniform_int_distribution<std::size_t>(2, 16)(g);
+    const std::size_t root = std::uniform_int_distribution<std::size_t>(0, parts - 1)(g);
+    const std::size_t granularity = std::uniform_int_distribution<std::size_t>(1, 64)(g);
+    const std::vector<std::size_t> b = cush::detail::peer_reduce_spread_shares(count, parts, root, granularity);
+    ASSERT_EQ(b.size(), parts + 1);
+    ASSERT_EQ(b[root], b[root + 1]) << "case " << c << ": the root's share is not empty";
+    std::vector<std::size_t> others = b;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(root));
+    ASSERT_EQ(others, cush::detail::peer_reduction_shares(count, parts - 1, granularity)) << "case " << c;
+  }
+  EXPECT_THROW((void)cush::detail::peer_reduce_spread_shares(10, 1, 0, 1), cush::InvalidArgument);
+  EXPECT_THROW((void)cush::detail::peer_reduce_spread_shares(10, 4, 4, 1), cush::InvalidArgument);
+}

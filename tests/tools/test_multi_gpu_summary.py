@@ -223,7 +223,7 @@ class Report(unittest.TestCase):
         write(self.dir, "multi_gpu_2026-12-01_ops_4gpu.json", device_op_rows(4))
         files = list(multi_gpu.calls(glob.glob(os.path.join(self.dir, "multi_gpu_*.json"))).values())[0]
         perf.run(self.dir, files, None)
-        with open(os.path.join(self.dir, "performance.md")) as f:
+        with open(os.path.join(self.dir, "performance_advection.md")) as f:  # advection's page
             text = f.read()
         self.assertIn("## Case advection_overlap", text)
         self.assertIn("### 4 GPUs", text)

@@ -20,6 +20,15 @@ CONTEXT = {"date": "2026-01-01T00:00:00+00:00", "host_name": "test", "gpu_count"
            "cuda_runtime": "13.0", "cuda_driver": "13.0", "nccl": "2.28.3", "cush": "0.1.0", "peer_access": "all pairs"}
 
 
+def performance_text(folder):
+    """The performance report's index and pages (performance_<case>.md, then the host's), as one text."""
+    text = ""
+    for name in ["performance.md"] + sorted(os.path.basename(p) for p in glob.glob(os.path.join(folder, "performance_*.md"))):
+        with open(os.path.join(folder, name)) as f:
+            text += f.read() + "\n"
+    return text
+
+
 def benchmarks(rows, reps=4, seed=3):
     """GB-style JSON entries: `reps` repetitions per (name, ms) with 1% noise, plus a median row."""
     rng = random.Random(seed)
@@ -82,8 +91,7 @@ class Performance(TempDir):
             json.dump({"context": CONTEXT, "benchmarks": benchmarks(host)}, f)
 
         entries = perf.run(self.dir, [os.path.join(self.dir, "cases.json")], os.path.join(self.dir, "host.json"))
-        with open(os.path.join(self.dir, "performance.md")) as f:
-            text = f.read()
+        text = performance_text(self.dir)
         one, two = text.split("### 2 GPUs")
         self.assertIn("no significant difference at 95%", one.split("### 1 GPU")[1])
         self.assertIn("different at 95%: cush slower", two.split("## Host")[0])
@@ -110,8 +118,7 @@ class Performance(TempDir):
         with open(path, "w") as f:
             json.dump({"context": CONTEXT, "benchmarks": benchmarks(rows)}, f)
         entries = perf.run(self.dir, [path], None)
-        with open(os.path.join(self.dir, "performance.md")) as f:
-            text = f.read()
+        text = performance_text(self.dir)
         self.assertIn("| 2^26 |", text)
         self.assertNotIn("| 26 |", text)
         self.assertIn("different at 95%: cush slower", text)
@@ -154,8 +161,9 @@ class WholeReport(TempDir):
         # the two-GPU call (two_gpu_*.json): its case rows in performance.md, its goals in summary.json
         self.assertEqual(figures["fft.2gpu.natural.cush_vs_a2a_floor.2e28"]["reference"], 4.967)
         self.assertEqual(figures["lbm_esoteric_fp32.2gpu.time_n1024"]["device"], "2 x NVIDIA H200")
-        with open(os.path.join(self.dir, "performance.md")) as f:
-            self.assertIn("## Case lbm_esoteric_fp32 (two_gpu_2026-11-24_lbm.json)", f.read())
+        self.assertIn("## Case lbm_esoteric_fp32 (two_gpu_2026-11-24_lbm.json)", performance_text(self.dir))
+        with open(os.path.join(self.dir, "performance.md")) as f:  # the index names each page
+            self.assertIn("[performance_lbm.md](performance_lbm.md)", f.read())
         self.assertTrue(os.path.exists(os.path.join(self.dir, "lbm_esoteric_fp32_two_gpu_2026-11-24_lbm_time.png")))
         # advection's roofline and matmul's figures
         self.assertEqual(figures["advection.1gpu.single.rate_n1024"]["value"], 216.3)

@@ -44,8 +44,8 @@ TEST(TransportTable, DefaultsNameATransportForEveryOperation) {
   EXPECT_EQ(d.pick(Collective::reduce, 4096), Transport::peer);
   EXPECT_EQ(d.pick(Collective::reduce, std::size_t{256} << 10), Transport::peer_kernel);
   EXPECT_EQ(d.pick(Collective::reduce, std::size_t{1} << 20), Transport::peer_kernel);
-  EXPECT_EQ(d.pick(Collective::reduce, (std::size_t{64} << 20) - 1), Transport::peer_kernel);
-  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{64} << 20), Transport::peer);
+  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{64} << 20), Transport::peer_kernel);
+  EXPECT_EQ(d.pick(Collective::reduce, std::size_t{1} << 40), Transport::peer_kernel);
   EXPECT_EQ(d.pick(Collective::all_reduce, 4096), Transport::peer_kernel);
   EXPECT_EQ(d.pick(Collective::all_reduce, (std::size_t{128} << 20) - 1), Transport::peer_kernel);
   EXPECT_EQ(d.pick(Collective::all_reduce, std::size_t{128} << 20), Transport::peer);

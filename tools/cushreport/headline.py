@@ -49,6 +49,11 @@ def _ratio(x):
     return "-" if x is None else f"{x:.3f}"
 
 
+def _run(f):
+    """A row's last two cells: the hardware, and the run's file and day."""
+    return f"{f.get('device', '-')} | `{f.get('source', '-')}`, {str(f.get('date', '-'))[:10]} |"
+
+
 def missing(figures):
     """The rows' figure names summary.json does not hold."""
     names = {f["name"] for f in figures}
@@ -72,12 +77,10 @@ def render(figures, results_dir=None):
             continue
         if f.get("ratio") is None and str(f.get("unit", "")).startswith("speed"):
             # A speed ratio on its own (the F-test's fit of cush against raw CUDA over all sizes).
-            out.append(f"| {label} | - | raw CUDA, same run (F-test, seed 002 eq. 2.2) | {_ratio(f['value'])} | "
-                       f"{f.get('device', '-')} | `{f.get('source', '-')}`, {str(f.get('date', '-'))[:10]} |")
+            out.append(f"| {label} | - | raw CUDA, same run (F-test, seed 002 eq. 2.2) | {_ratio(f['value'])} | {_run(f)}")
             continue
         ref = f"{_number(f.get('reference'))} {f.get('unit', '')} ({f.get('reference_is')})"
-        out.append(f"| {label} | {_number(f['value'])} {f.get('unit', '')} | {ref} | {_ratio(f.get('ratio'))} | "
-                   f"{f.get('device', '-')} | `{f.get('source', '-')}`, {str(f.get('date', '-'))[:10]} |")
+        out.append(f"| {label} | {_number(f['value'])} {f.get('unit', '')} | {ref} | {_ratio(f.get('ratio'))} | {_run(f)}")
     out += ["", "## Code complexity", "",
             "The multi-GPU cush variant against the multi-GPU raw CUDA variant of each case (pmccabe; the",
             "ratio is raw's statements over cush's). Details: [complexity.md](complexity.md).", "",

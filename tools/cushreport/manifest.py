@@ -25,8 +25,8 @@ def _describe(path):
         if context.get("virtual_gpus"):
             hardware += f" (virtual GPUs: {context['virtual_gpus']})"
         rows = [b for b in run.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
-        families = sorted({b.get("run_name", b.get("name", "")).split("/")[0] + "/" + b.get("run_name", b.get("name", "")).split("/")[1]
-                           for b in rows if "/" in b.get("run_name", b.get("name", ""))})
+        names = [b.get("run_name", b.get("name", "")).split("/") for b in rows]
+        families = sorted({"/".join(n[:2]) for n in names if len(n) > 1})
         what = f"Google Benchmark, {len(rows)} runs: " + ", ".join(families[:4]) + (", ..." if len(families) > 4 else "")
         if context.get("cut"):
             what += " (cut by a time limit after its last whole row)"
@@ -37,25 +37,26 @@ def _describe(path):
 
 
 def _pages(data_dir, root):
-    """The pages that may quote a data file: the results pages beside data/, the design pages, the
-    case READMEs and the README."""
+    """The pages that may quote a data file: the results pages beside data/ and their records/, the
+    design pages, the case READMEs and the README."""
     results = os.path.dirname(os.path.abspath(data_dir))
-    return (sorted(glob.glob(os.path.join(results, "*.md"))) + sorted(glob.glob(os.path.join(root, "docs", "*.md"))) +
+    return (sorted(glob.glob(os.path.join(results, "*.md"))) + sorted(glob.glob(os.path.join(results, "records", "*.md"))) +
+            sorted(glob.glob(os.path.join(root, "docs", "*.md"))) +
             sorted(glob.glob(os.path.join(root, "cases", "*", "README.md"))) + [os.path.join(root, "README.md")])
 
 
-def _quoted_by(name, pages, data_dir):
-    quoting = []
+def _texts(pages):
+    """Each page's text, read once for every data file asked about."""
+    texts = {}
     for page in pages:
         with open(page, encoding="utf-8") as f:
-            if name in f.read():
-                quoting.append(os.path.relpath(page, data_dir))
-    return quoting
+            texts[page] = f.read()
+    return texts
 
 
 def render(data_dir, root):
     files = sorted(f for f in os.listdir(data_dir) if f != "README.md")
-    pages = _pages(data_dir, root)
+    texts = _texts(_pages(data_dir, root))
     out = ["# The measurements", "",
            "Every file the results pages quote: the benchmark JSON (Google Benchmark's format, with the",
            "run's context: date, GPUs, driver, CUDA, NCCL), and the logs and summaries of runs that are not",
@@ -64,7 +65,7 @@ def render(data_dir, root):
            "| file | date | hardware | what | quoted by |", "|---|---|---|---|---|"]
     for name in files:
         when, hardware, what = _describe(os.path.join(data_dir, name))
-        quoting = _quoted_by(name, pages, data_dir)
+        quoting = [os.path.relpath(page, data_dir) for page, text in texts.items() if name in text]
         quoted = ", ".join(f"[{os.path.basename(p)}]({p})" for p in quoting) if quoting else "(none: kept as the run's record)"
         out.append(f"| `{name}` | {when} | {hardware} | {what} | {quoted} |")
     return "\n".join(out) + "\n"

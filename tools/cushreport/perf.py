@@ -13,6 +13,7 @@ the raw pageable copy.
 Each section also yields its summary.json entries: per case the largest size on the most GPUs,
 for the host operations the largest size.
 """
+import glob
 import math
 import os
 import re
@@ -236,16 +237,27 @@ def host_figures(run, samples):
     return entries
 
 
+# The performance report is one page per family of cases (the case names' first word: scale,
+# matmul, advection, lbm, fft, karst, ...) and one for the host<->GPU operations, with
+# performance.md as their index.
+def family(case):
+    """The page a case's sections go to: matmul_f64 and matmul_weak with matmul, and so on."""
+    return case.split("_", 1)[0]
+
+
+def page_name(name):
+    return f"performance_{name}.md"
+
+
 def run(results_dir, case_files, host_file):
-    """Writes performance.md and its PNGs; returns summary entries (empty without measurements).
+    """Writes performance.md (the index), a page per family of cases and one for the host<->GPU
+    operations (performance_<family>.md), and their PNGs; returns summary entries (empty without
+    measurements).
 
     case_files: bench_cases JSON files (each section keeps its file's context); host_file: the
     bench_host_ops JSON. Files that do not exist are left out."""
     entries = []
-    lines = ["# Performance: cush against raw CUDA", "",
-             "Produced by `scripts/report.sh` (python3 -m cushreport report) from the benchmark JSON beside this "
-             "file; the context line of each section says where and when it was measured.", ""]
-    found = False
+    pages = {}  # family -> its sections' lines, in the order the files came
     shown = set()  # cases with a section already: a later file's section of one is titled by the file
     for path in case_files:
         if os.path.exists(path):
@@ -256,20 +268,34 @@ def run(results_dir, case_files, host_file):
             samples = case_samples(measured.rows)
             for case in sorted({k[0] for k in samples}):
                 run_name = os.path.splitext(measured.source)[0] if case in shown else None
-                lines += case_section(case, samples, measured.context, results_dir, run_name)
+                pages.setdefault(family(case), []).extend(case_section(case, samples, measured.context, results_dir, run_name))
                 shown.add(case)
-                found = True
             entries += case_figures(measured, samples)
     if host_file and os.path.exists(host_file):
         measured = gbench.load(host_file)
         samples = [] if gbench.on_virtual_gpus(measured) else host_samples(measured.rows)
         if samples:
-            lines += host_section(samples, measured.context, results_dir)
+            pages["host_ops"] = host_section(samples, measured.context, results_dir)
             entries += host_figures(measured, samples)
-            found = True
-    if not found:
-        lines += ["No measurements yet: the speed part needs GPUs (run `scripts/report.sh` on a GPU host).", ""]
+    index = ["# Performance: cush against raw CUDA", "",
+             "Produced by `scripts/report.sh` (python3 -m cushreport report) from the benchmark JSON in `data/`; "
+             "one page per case (the host<->GPU operations on a page of their own), each section's context "
+             "line saying where and when it was measured.", ""]
+    # Pages of an earlier report that this one has no sections for are removed, not left stale.
+    for old in glob.glob(os.path.join(results_dir, page_name("*"))):
+        if os.path.basename(old)[len("performance_"):-3] not in pages:
+            os.remove(old)
+    if not pages:
+        index += ["No measurements yet: the speed part needs GPUs (run `scripts/report.sh` on a GPU host).", ""]
+    else:
+        index += ["| page | sections |", "|---|---:|"]
+        for name in sorted(pages):
+            title = "host<->GPU operations" if name == "host_ops" else f"case {name}"
+            sections = sum(1 for line in pages[name] if line.startswith("## "))
+            index.append(f"| [{page_name(name)}]({page_name(name)}): {title} | {sections} |")
+            with open(os.path.join(results_dir, page_name(name)), "w") as f:
+                f.write("\n".join([f"# Performance: {title}", "", f"Part of [performance.md](performance.md).", ""] + pages[name]))
+        index.append("")
     with open(os.path.join(results_dir, "performance.md"), "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(index))
     return entries
-
