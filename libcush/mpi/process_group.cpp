@@ -5,40 +5,15 @@
 #include <utility>
 
 #include "cush/device_set.hpp"
+#include "mpi/mpi_call.hpp"
 
 namespace cush {
+
+using detail::allgather_strings;
 
 namespace {
 
 constexpr const char* where = "cush::ProcessGroup";
-
-// Throws MpiError naming the call if an MPI call did not succeed.
-#define CUSH_MPI_CHECK(call)                                 \
-  do {                                                        \
-    const int cush_mpi_rc_ = (call);                          \
-    if (cush_mpi_rc_ != MPI_SUCCESS) mpi_failed(cush_mpi_rc_, #call); \
-  } while (0)
-
-[[noreturn]] void mpi_failed(int code, const char* call) {
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
-  throw MpiError(code, call, std::string("cush: MPI call failed: ") + call + ": " + std::string(text, static_cast<std::size_t>(length)));
-}
-
-// Every rank's string, by rank (collective).
-std::vector<std::string> allgather_strings(MPI_Comm comm, int size, const std::string& mine) {
-  const int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size));
-  CUSH_MPI_CHECK(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm));
-  std::vector<int> offsets(static_cast<std::size_t>(size), 0);
-  for (std::size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
-  std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
-  CUSH_MPI_CHECK(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm));
-  std::vector<std::string> out;
-  for (std::size_t r = 0; r < lengths.size(); ++r) out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
-  return out;
-}
 
 // What is wrong with this process's device list, or empty.
 std::string check_devices(const std::vector<int>& devices) {
