@@ -1,0 +1,142 @@
+#pragma once
+/// @file rank_plan.hpp
+/// @brief A plan over the GPUs of every rank of a process group: n elements spread by one
+/// distribution over all ranks' GPUs, each process holding its own GPUs' segments (a Plan of its
+/// own, for its kernels), with scatter from and gather to one root process's host buffer.
+///
+/// Needs MPI, like process_group.hpp (link cush::mpi).
+///
+///     cush::ProcessGroup group(MPI_COMM_WORLD, {local_gpu});
+///     cush::RankPlan<float> x(group, n);             // uniform over every rank's GPUs
+///     x.scatter(rank == 0 ? host.data() : nullptr, 0);
+///     x.local().for_each([](cush::Segment<float> s) { kernel<<<..., s.stream()>>>(s.data(), s.size()); });
+///     x.gather(rank == 0 ? host.data() : nullptr, 0);
+///     x.wait();
+///
+/// The layout is the distribution over every rank's devices, rank 0's first, each rank's in the
+/// order the group lists them (mpi/rank_layout.hpp): a distribution by memory capacity weighs
+/// every GPU of every process. A rank's devices hold one contiguous range of the extent
+/// (local_range()), so a scatter or gather moves one message per rank.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "cush/plan.hpp"
+#include "cush/process_group.hpp"
+
+namespace cush {
+
+/// @brief The type-independent part of a RankPlan.
+class RankPlanBase {
+ public:
+  RankPlanBase(RankPlanBase&&) noexcept;
+  RankPlanBase& operator=(RankPlanBase&&) noexcept;
+  RankPlanBase(const RankPlanBase&) = delete;
+  RankPlanBase& operator=(const RankPlanBase&) = delete;
+  ~RankPlanBase();
+
+  [[nodiscard]] const ProcessGroup& group() const noexcept;
+  /// Elements in the whole extent (every rank's).
+  [[nodiscard]] std::size_t size() const noexcept;
+  /// The layout over every rank's devices (positions rank by rank).
+  [[nodiscard]] const Layout& layout() const noexcept;
+  /// The rank of each position of layout().
+  [[nodiscard]] std::span<const int> position_ranks() const noexcept;
+  /// The part of the extent this rank's devices hold (the whole extent if replicated; empty on
+  /// a rank without devices).
+  [[nodiscard]] Range local_range() const noexcept;
+  /// The same for any rank.
+  [[nodiscard]] Range range_of(int rank) const;
+
+ protected:
+  RankPlanBase(const ProcessGroup& group, std::size_t n, const Distribution& distribution, const char* where);
+  /// This rank's local plan's distribution: the global layout's counts of its positions.
+  [[nodiscard]] Distribution local_distribution() const;
+  /// Checks the root (the same on every rank, a rank of the group) and the root's host pointer.
+  void check_root(const void* host, int root, const char* where) const;
+  /// Root: sends every other rank its part of `host`; elsewhere: receives this rank's part into
+  /// `into` (local_range().count elements of `element_size` bytes). Blocks until the messages are
+  /// done. Replicated: the whole extent to every rank.
+  void distribute(const void* host, void* into, std::size_t element_size, int root) const;
+  /// The reverse: every other rank sends its part (`from`) to the root, which receives it into
+  /// `host`. Replicated: the lowest rank with devices sends the whole extent, unless the root has
+  /// devices.
+  void collect(const void* from, void* host, std::size_t element_size, int root) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// @brief n elements of T over the GPUs of every rank (see the file comment).
+template <class T>
+class RankPlan : public RankPlanBase {
+  static_assert(std::is_trivially_copyable_v<T>, "a plan moves its elements as bytes");
+
+ public:
+  /// Collective over the group. InvalidArgument on every rank where the ranks pass different n
+  /// or distributions, or the distribution refuses the group's devices.
+  RankPlan(const ProcessGroup& group, std::size_t n, const Distribution& distribution = Distribution::uniform())
+      : RankPlanBase(group, n, distribution, "cush::RankPlan") {
+    if (local_range().count > 0)
+      local_.emplace(DeviceSet(group.devices_of(group.rank())), local_range().count, local_distribution());
+  }
+
+  /// Whether this rank holds any of the extent.
+  [[nodiscard]] bool has_local() const noexcept { return local_.has_value(); }
+  /// This rank's segments as a plan of its own: element 0 of it is element local_range().offset
+  /// of the extent. InvalidArgument on a rank without devices.
+  [[nodiscard]] Plan<T>& local() {
+    if (!local_) throw InvalidArgument("cush::RankPlan::local", "this", "this rank holds no device of the plan");
+    return *local_;
+  }
+
+  /// Collective: the root's host buffer (size() elements; ignored elsewhere, may be null) to every
+  /// rank's devices. Returns when the messages have arrived; the copies to the devices are on the
+  /// local plan's streams (wait()). The root's buffer must stay until then, as for Plan::scatter.
+  void scatter(const T* host, int root) {
+    check_root(host, root, "cush::RankPlan::scatter");
+    if (group().rank() == root) {
+      distribute(host, nullptr, sizeof(T), root);
+      if (local_) local_->scatter(host + (layout().is_replicated() ? 0 : local_range().offset));
+      return;
+    }
+    if (!local_) {
+      distribute(nullptr, nullptr, sizeof(T), root);
+      return;
+    }
+    local_->wait();  // the staging buffer of the previous move is free again
+    staging_.resize(local_range().count);
+    distribute(nullptr, staging_.data(), sizeof(T), root);
+    local_->scatter(staging_.data());
+  }
+
+  /// Collective: every rank's devices to the root's host buffer (size() elements; ignored
+  /// elsewhere). Blocks until the root has every other rank's part; the root's own part lands on
+  /// its local plan's streams (wait()).
+  void gather(T* host, int root) {
+    check_root(host, root, "cush::RankPlan::gather");
+    if (group().rank() != root && local_) {
+      staging_.resize(local_range().count);
+      local_->gather(staging_.data());
+      local_->wait();
+    }
+    collect(staging_.data(), host, sizeof(T), root);
+    if (group().rank() == root && local_) local_->gather(host + (layout().is_replicated() ? 0 : local_range().offset));
+  }
+
+  /// Waits for this rank's local work (not a collective).
+  void wait() const {
+    if (local_) local_->wait();
+  }
+
+ private:
+  std::optional<Plan<T>> local_;
+  std::vector<T> staging_;  // a rank's part between its devices and MPI
+};
+
+}  // namespace cush

@@ -1,0 +1,162 @@
+#include "cush/rank_plan.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cush/error.hpp"
+#include "mpi/mpi_call.hpp"
+#include "mpi/rank_layout.hpp"
+
+namespace cush {
+
+namespace {
+
+// Messages of a plan's scatter or gather on the group's own communicator; a rank's part goes in
+// pieces of at most 1 GiB (MPI counts are ints), in order (MPI keeps the order of one sender's
+// messages with one tag).
+constexpr int tag = 0x6375;
+constexpr std::size_t piece = std::size_t{1} << 30;
+
+void send_bytes(const void* data, std::size_t bytes, int to, MPI_Comm comm, std::vector<MPI_Request>& requests) {
+  const auto* p = static_cast<const std::byte*>(data);
+  for (std::size_t at = 0; at < bytes; at += piece) {
+    requests.emplace_back();
+    CUSH_MPI_CHECK(MPI_Isend(p + at, static_cast<int>(std::min(piece, bytes - at)), MPI_BYTE, to, tag, comm, &requests.back()));
+  }
+}
+
+void receive_bytes(void* data, std::size_t bytes, int from, MPI_Comm comm, std::vector<MPI_Request>& requests) {
+  auto* p = static_cast<std::byte*>(data);
+  for (std::size_t at = 0; at < bytes; at += piece) {
+    requests.emplace_back();
+    CUSH_MPI_CHECK(MPI_Irecv(p + at, static_cast<int>(std::min(piece, bytes - at)), MPI_BYTE, from, tag, comm, &requests.back()));
+  }
+}
+
+void wait_all(std::vector<MPI_Request>& requests) {
+  if (!requests.empty())
+    CUSH_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+}
+
+}  // namespace
+
+struct RankPlanBase::Impl {
+  const ProcessGroup* group = nullptr;
+  std::size_t n = 0;
+  detail::RankLayout rank_layout;
+  std::vector<Range> ranges;  // by rank
+};
+
+RankPlanBase::RankPlanBase(const ProcessGroup& group, std::size_t n, const Distribution& distribution, const char* where)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->group = &group;
+  impl_->n = n;
+  // This rank's devices as its plan will use them: the group's list for this rank.
+  std::vector<DeviceInfo> mine;
+  const std::vector<int> ids = group.devices_of(group.rank());
+  if (!ids.empty()) {
+    const DeviceSet set(ids);
+    mine.assign(set.topology().devices().begin(), set.topology().devices().end());
+  }
+  impl_->rank_layout = detail::rank_layout(group, n, distribution, mine);
+  const Layout& layout = impl_->rank_layout.layout;
+  for (int r = 0; r < group.size(); ++r) {
+    std::size_t first = 0, count = 0;
+    bool any = false;
+    for (std::size_t pos = 0; pos < layout.devices(); ++pos) {
+      if (impl_->rank_layout.pos_rank[pos] != r) continue;
+      const Range& s = layout.segment(pos);
+      if (layout.is_replicated()) {
+        first = 0;
+        count = n;
+        break;
+      }
+      if (!any) first = s.offset;
+      any = true;
+      count += s.count;
+    }
+    impl_->ranges.push_back(Range{first, count});
+  }
+  (void)where;
+}
+
+RankPlanBase::RankPlanBase(RankPlanBase&&) noexcept = default;
+RankPlanBase& RankPlanBase::operator=(RankPlanBase&&) noexcept = default;
+RankPlanBase::~RankPlanBase() = default;
+
+const ProcessGroup& RankPlanBase::group() const noexcept { return *impl_->group; }
+std::size_t RankPlanBase::size() const noexcept { return impl_ ? impl_->n : 0; }
+const Layout& RankPlanBase::layout() const noexcept { return impl_->rank_layout.layout; }
+std::span<const int> RankPlanBase::position_ranks() const noexcept { return impl_->rank_layout.pos_rank; }
+Range RankPlanBase::local_range() const noexcept { return impl_->ranges[static_cast<std::size_t>(impl_->group->rank())]; }
+
+Range RankPlanBase::range_of(int rank) const {
+  if (rank < 0 || rank >= impl_->group->size())
+    throw InvalidArgument("cush::RankPlan::range_of", "rank", std::to_string(rank) + " is not a rank of the group");
+  return impl_->ranges[static_cast<std::size_t>(rank)];
+}
+
+Distribution RankPlanBase::local_distribution() const {
+  if (layout().is_replicated()) return Distribution::replicated();
+  std::vector<std::size_t> counts;
+  for (std::size_t pos : impl_->rank_layout.local) counts.push_back(layout().segment(pos).count);
+  return Distribution::custom([counts](std::size_t, std::span<const DeviceInfo>) { return counts; },
+                              "this rank's part of a plan over ranks");
+}
+
+void RankPlanBase::check_root(const void* host, int root, const char* where) const {
+  const ProcessGroup& g = *impl_->group;
+  g.agree(where, "the root", static_cast<std::uint64_t>(static_cast<std::int64_t>(root)));
+  if (root < 0 || root >= g.size())
+    throw InvalidArgument(where, "root", std::to_string(root) + " is not a rank of the group (" + std::to_string(g.size()) + " ranks)");
+  // Only the root knows its pointer: it tells the others before anyone throws.
+  int null_on_root = g.rank() == root && host == nullptr && impl_->n > 0 ? 1 : 0;
+  CUSH_MPI_CHECK(MPI_Bcast(&null_on_root, 1, MPI_INT, root, g.comm()));
+  if (null_on_root != 0) throw InvalidArgument(where, "host", "the root's host buffer is null");
+}
+
+void RankPlanBase::distribute(const void* host, void* into, std::size_t element_size, int root) const {
+  const ProcessGroup& g = *impl_->group;
+  std::vector<MPI_Request> requests;
+  if (g.rank() == root) {
+    for (int r = 0; r < g.size(); ++r) {
+      const Range part = impl_->ranges[static_cast<std::size_t>(r)];
+      if (r == root || part.count == 0) continue;
+      send_bytes(static_cast<const std::byte*>(host) + part.offset * element_size, part.count * element_size, r, g.comm(), requests);
+    }
+  } else if (local_range().count > 0) {
+    receive_bytes(into, local_range().count * element_size, root, g.comm(), requests);
+  }
+  wait_all(requests);
+}
+
+void RankPlanBase::collect(const void* from, void* host, std::size_t element_size, int root) const {
+  const ProcessGroup& g = *impl_->group;
+  // Who sends to the root: every other rank its part; replicated, one rank the whole extent
+  // (none if the root holds it).
+  std::vector<int> senders;
+  if (layout().is_replicated()) {
+    if (impl_->ranges[static_cast<std::size_t>(root)].count == 0)
+      for (int r = 0; r < g.size(); ++r)
+        if (impl_->ranges[static_cast<std::size_t>(r)].count > 0) {
+          senders.push_back(r);
+          break;
+        }
+  } else {
+    for (int r = 0; r < g.size(); ++r)
+      if (r != root && impl_->ranges[static_cast<std::size_t>(r)].count > 0) senders.push_back(r);
+  }
+  std::vector<MPI_Request> requests;
+  if (g.rank() == root) {
+    for (int r : senders) {
+      const Range part = impl_->ranges[static_cast<std::size_t>(r)];
+      receive_bytes(static_cast<std::byte*>(host) + part.offset * element_size, part.count * element_size, r, g.comm(), requests);
+    }
+  } else if (std::find(senders.begin(), senders.end(), g.rank()) != senders.end()) {
+    send_bytes(from, local_range().count * element_size, root, g.comm(), requests);
+  }
+  wait_all(requests);
+}
+
+}  // namespace cush

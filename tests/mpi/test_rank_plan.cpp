@@ -1,0 +1,142 @@
+// Plans over ranks (cush/rank_plan.hpp) under mpiexec with 2 and 4 ranks, one GPU per rank
+// (its local rank modulo the GPUs it sees). With GPUs: random data scattered from every root and
+// gathered to another, every element compared, for every distribution, odd sizes, and a rank
+// without devices; bad input refused on every rank. Without a GPU on some rank the GPU tests say
+// SKIPPED; a plan over a group without any device is refused on every rank (a host check).
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cush/device_set.hpp"
+#include "cush/error.hpp"
+#include "cush/process_group.hpp"
+#include "cush/rank_plan.hpp"
+#include "mpi_test.hpp"
+
+namespace {
+
+// This rank's GPU, or -1; whether every rank has one.
+int my_gpu() {
+  const int available = cush::DeviceSet::available();
+  return available > 0 ? cush::ProcessGroup::local_rank(MPI_COMM_WORLD) % available : -1;
+}
+
+bool every_rank_has_a_gpu(int gpu) {
+  int mine = gpu >= 0 ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+#define REQUIRE_A_GPU_ON_EVERY_RANK(gpu) \
+  if (!every_rank_has_a_gpu(gpu)) GTEST_SKIP() << "needs a GPU on every rank"
+
+// This rank's devices for a group where rank 0 brings none.
+std::vector<int> group_devices(int gpu) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0 ? std::vector<int>{} : std::vector<int>{gpu};
+}
+
+std::vector<std::int64_t> random_values(std::mt19937_64& rng, std::size_t n) {
+  std::vector<std::int64_t> v(n);
+  for (auto& x : v) x = static_cast<std::int64_t>(rng());
+  return v;
+}
+
+TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) {
+  const int gpu = my_gpu();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpu);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, {gpu});
+  std::mt19937_64 rng(6060);  // the same draws on every rank
+  for (std::size_t n : {std::size_t{1}, std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
+    std::vector<double> weights;
+    for (int r = 0; r < group.size(); ++r) weights.push_back(static_cast<double>(1 + rng() % 5));
+    for (const cush::Distribution& dist : {cush::Distribution::uniform(), cush::Distribution::weighted(weights),
+                                           cush::Distribution::memory_capacity(), cush::Distribution::replicated()}) {
+      const std::vector<std::int64_t> data = random_values(rng, n);
+      for (int root = 0; root < group.size(); ++root) {
+        SCOPED_TRACE(dist.name() + ", n " + std::to_string(n) + ", root " + std::to_string(root) + ", rank " +
+                     std::to_string(group.rank()));
+        cush::RankPlan<std::int64_t> plan(group, n, dist);
+        plan.scatter(group.rank() == root ? data.data() : nullptr, root);
+        plan.wait();
+        // This rank's segments hold its part of the extent.
+        const cush::Range mine = plan.local_range();
+        ASSERT_TRUE(plan.has_local());
+        std::vector<std::int64_t> local(mine.count);
+        plan.local().gather(local.data());
+        plan.local().wait();
+        EXPECT_TRUE(std::equal(local.begin(), local.end(), data.begin() + static_cast<std::ptrdiff_t>(mine.offset)))
+            << "this rank's part";
+        // Gathered to the next rank.
+        const int to = (root + 1) % group.size();
+        std::vector<std::int64_t> back(group.rank() == to ? n : 0);
+        plan.gather(group.rank() == to ? back.data() : nullptr, to);
+        plan.wait();
+        if (group.rank() == to) EXPECT_EQ(back, data);
+        ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+      }
+    }
+  }
+}
+
+TEST(RankPlanMpi, ARankWithoutDevicesTakesPartAsRoot) {
+  const int gpu = my_gpu();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpu);
+  // Rank 0 brings no GPU: it holds nothing, and scatters and gathers as the root.
+  const cush::ProcessGroup group(MPI_COMM_WORLD, group_devices(gpu));
+  std::mt19937_64 rng(6161);
+  const std::size_t n = 77777;
+  const std::vector<std::int64_t> data = random_values(rng, n);
+  cush::RankPlan<std::int64_t> plan(group, n);
+  EXPECT_EQ(plan.has_local(), group.rank() != 0);
+  EXPECT_EQ(plan.range_of(0).count, 0U);
+  plan.scatter(group.rank() == 0 ? data.data() : nullptr, 0);
+  std::vector<std::int64_t> back(group.rank() == 0 ? n : 0);
+  plan.gather(group.rank() == 0 ? back.data() : nullptr, 0);
+  plan.wait();
+  if (group.rank() == 0) EXPECT_EQ(back, data);
+  EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+}
+
+TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
+  const int gpu = my_gpu();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpu);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, {gpu});
+  cush::RankPlan<float> plan(group, 1000);
+  std::vector<float> host(1000, 1.0f);
+  const auto refused = [&](auto&& call, const std::string& text) {
+    try {
+      call();
+      ADD_FAILURE() << "no error (expected: " << text << ")";
+    } catch (const cush::InvalidArgument& e) {
+      EXPECT_TRUE(cush_test::contains(e.what(), text)) << e.what();
+    }
+  };
+  refused([&] { plan.scatter(host.data(), group.size()); }, "is not a rank of the group");
+  refused([&] { plan.scatter(group.rank() == 0 ? nullptr : host.data(), 0); }, "the root's host buffer is null");
+  refused([&] { plan.gather(host.data(), group.rank() == 0 ? 1 : 0); }, "the ranks disagree on the root");
+  EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+}
+
+// Host check (runs everywhere): no device on any rank is refused on every rank.
+TEST(RankPlanMpi, AGroupWithoutDevicesIsRefusedOnEveryRank) {
+  const cush::ProcessGroup group(MPI_COMM_WORLD, {});
+  try {
+    cush::RankPlan<float> plan(group, 100);
+    ADD_FAILURE() << "no error";
+  } catch (const cush::InvalidArgument& e) {
+    EXPECT_TRUE(cush_test::contains(e.what(), "rank 0: ")) << e.what();
+  }
+  EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return cush_test::run_mpi_tests(argc, argv); }
