@@ -38,17 +38,19 @@ class RankPlanBase {
   RankPlanBase(const RankPlanBase&) = delete;
   RankPlanBase& operator=(const RankPlanBase&) = delete;
   ~RankPlanBase();
+  // A moved-from plan may be destroyed, assigned to and asked size() (0); anything else throws
+  // InvalidArgument ("this").
 
-  [[nodiscard]] const ProcessGroup& group() const noexcept;
+  [[nodiscard]] const ProcessGroup& group() const;
   /// Elements in the whole extent (every rank's).
   [[nodiscard]] std::size_t size() const noexcept;
   /// The layout over every rank's devices (positions rank by rank).
-  [[nodiscard]] const Layout& layout() const noexcept;
+  [[nodiscard]] const Layout& layout() const;
   /// The rank of each position of layout().
-  [[nodiscard]] std::span<const int> position_ranks() const noexcept;
+  [[nodiscard]] std::span<const int> position_ranks() const;
   /// The part of the extent this rank's devices hold (the whole extent if replicated; empty on
   /// a rank without devices).
-  [[nodiscard]] Range local_range() const noexcept;
+  [[nodiscard]] Range local_range() const;
   /// The same for any rank.
   [[nodiscard]] Range range_of(int rank) const;
 
@@ -69,6 +71,7 @@ class RankPlanBase {
 
  private:
   struct Impl;
+  [[nodiscard]] const Impl& impl() const;
   std::unique_ptr<Impl> impl_;
 };
 

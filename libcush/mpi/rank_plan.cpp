@@ -85,43 +85,48 @@ RankPlanBase::RankPlanBase(RankPlanBase&&) noexcept = default;
 RankPlanBase& RankPlanBase::operator=(RankPlanBase&&) noexcept = default;
 RankPlanBase::~RankPlanBase() = default;
 
-const ProcessGroup& RankPlanBase::group() const noexcept { return *impl_->group; }
+const RankPlanBase::Impl& RankPlanBase::impl() const {
+  if (!impl_) throw InvalidArgument("cush::RankPlan", "this", "a moved-from plan over ranks");
+  return *impl_;
+}
+
+const ProcessGroup& RankPlanBase::group() const { return *impl().group; }
 std::size_t RankPlanBase::size() const noexcept { return impl_ ? impl_->n : 0; }
-const Layout& RankPlanBase::layout() const noexcept { return impl_->rank_layout.layout; }
-std::span<const int> RankPlanBase::position_ranks() const noexcept { return impl_->rank_layout.pos_rank; }
-Range RankPlanBase::local_range() const noexcept { return impl_->ranges[static_cast<std::size_t>(impl_->group->rank())]; }
+const Layout& RankPlanBase::layout() const { return impl().rank_layout.layout; }
+std::span<const int> RankPlanBase::position_ranks() const { return impl().rank_layout.pos_rank; }
+Range RankPlanBase::local_range() const { return impl().ranges[static_cast<std::size_t>(impl().group->rank())]; }
 
 Range RankPlanBase::range_of(int rank) const {
-  if (rank < 0 || rank >= impl_->group->size())
+  if (rank < 0 || rank >= impl().group->size())
     throw InvalidArgument("cush::RankPlan::range_of", "rank", std::to_string(rank) + " is not a rank of the group");
-  return impl_->ranges[static_cast<std::size_t>(rank)];
+  return impl().ranges[static_cast<std::size_t>(rank)];
 }
 
 Distribution RankPlanBase::local_distribution() const {
   if (layout().is_replicated()) return Distribution::replicated();
   std::vector<std::size_t> counts;
-  for (std::size_t pos : impl_->rank_layout.local) counts.push_back(layout().segment(pos).count);
+  for (std::size_t pos : impl().rank_layout.local) counts.push_back(layout().segment(pos).count);
   return Distribution::custom([counts](std::size_t, std::span<const DeviceInfo>) { return counts; },
                               "this rank's part of a plan over ranks");
 }
 
 void RankPlanBase::check_root(const void* host, int root, const char* where) const {
-  const ProcessGroup& g = *impl_->group;
+  const ProcessGroup& g = *impl().group;
   g.agree(where, "the root", static_cast<std::uint64_t>(static_cast<std::int64_t>(root)));
   if (root < 0 || root >= g.size())
     throw InvalidArgument(where, "root", std::to_string(root) + " is not a rank of the group (" + std::to_string(g.size()) + " ranks)");
   // Only the root knows its pointer: it tells the others before anyone throws.
-  int null_on_root = g.rank() == root && host == nullptr && impl_->n > 0 ? 1 : 0;
+  int null_on_root = g.rank() == root && host == nullptr && impl().n > 0 ? 1 : 0;
   CUSH_MPI_CHECK(MPI_Bcast(&null_on_root, 1, MPI_INT, root, g.comm()));
   if (null_on_root != 0) throw InvalidArgument(where, "host", "the root's host buffer is null");
 }
 
 void RankPlanBase::distribute(const void* host, void* into, std::size_t element_size, int root) const {
-  const ProcessGroup& g = *impl_->group;
+  const ProcessGroup& g = *impl().group;
   std::vector<MPI_Request> requests;
   if (g.rank() == root) {
     for (int r = 0; r < g.size(); ++r) {
-      const Range part = impl_->ranges[static_cast<std::size_t>(r)];
+      const Range part = impl().ranges[static_cast<std::size_t>(r)];
       if (r == root || part.count == 0) continue;
       send_bytes(static_cast<const std::byte*>(host) + part.offset * element_size, part.count * element_size, r, g.comm(), requests);
     }
@@ -132,25 +137,25 @@ void RankPlanBase::distribute(const void* host, void* into, std::size_t element_
 }
 
 void RankPlanBase::collect(const void* from, void* host, std::size_t element_size, int root) const {
-  const ProcessGroup& g = *impl_->group;
+  const ProcessGroup& g = *impl().group;
   // Who sends to the root: every other rank its part; replicated, one rank the whole extent
   // (none if the root holds it).
   std::vector<int> senders;
   if (layout().is_replicated()) {
-    if (impl_->ranges[static_cast<std::size_t>(root)].count == 0)
+    if (impl().ranges[static_cast<std::size_t>(root)].count == 0)
       for (int r = 0; r < g.size(); ++r)
-        if (impl_->ranges[static_cast<std::size_t>(r)].count > 0) {
+        if (impl().ranges[static_cast<std::size_t>(r)].count > 0) {
           senders.push_back(r);
           break;
         }
   } else {
     for (int r = 0; r < g.size(); ++r)
-      if (r != root && impl_->ranges[static_cast<std::size_t>(r)].count > 0) senders.push_back(r);
+      if (r != root && impl().ranges[static_cast<std::size_t>(r)].count > 0) senders.push_back(r);
   }
   std::vector<MPI_Request> requests;
   if (g.rank() == root) {
     for (int r : senders) {
-      const Range part = impl_->ranges[static_cast<std::size_t>(r)];
+      const Range part = impl().ranges[static_cast<std::size_t>(r)];
       receive_bytes(static_cast<std::byte*>(host) + part.offset * element_size, part.count * element_size, r, g.comm(), requests);
     }
   } else if (std::find(senders.begin(), senders.end(), g.rank()) != senders.end()) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cush/device_set.hpp"
@@ -122,6 +123,11 @@ TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
   refused([&] { plan.scatter(host.data(), group.size()); }, "is not a rank of the group");
   refused([&] { plan.scatter(group.rank() == 0 ? nullptr : host.data(), 0); }, "the root's host buffer is null");
   refused([&] { plan.gather(host.data(), group.rank() == 0 ? 1 : 0); }, "the ranks disagree on the root");
+  // A moved-from plan refuses, on every rank alike (each rank moved its own).
+  cush::RankPlan<float> moved = std::move(plan);
+  EXPECT_EQ(plan.size(), 0U);
+  refused([&] { plan.scatter(host.data(), 0); }, "a moved-from plan over ranks");
+  EXPECT_EQ(moved.size(), 1000U);
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
