@@ -132,6 +132,17 @@ class RankPlan : public RankPlanBase {
     if (group().rank() == root && local_) local_->gather(host + (layout().is_replicated() ? 0 : local_range().offset));
   }
 
+  /// Not collective: this rank's own part of the host extent (local_range().count elements,
+  /// element 0 being element local_range().offset of the extent) to its devices, and back. For
+  /// programs whose ranks each hold their part of the data; asynchronous, as Plan::scatter.
+  /// Nothing on a rank without devices.
+  void scatter_own(const T* part) {
+    if (local_) local_->scatter(part);
+  }
+  void gather_own(T* part) {
+    if (local_) local_->gather(part);
+  }
+
   /// Waits for this rank's local work (not a collective).
   void wait() const {
     if (local_) local_->wait();

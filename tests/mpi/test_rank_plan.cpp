@@ -81,6 +81,15 @@ TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) 
         plan.gather(group.rank() == to ? back.data() : nullptr, to);
         plan.wait();
         if (group.rank() == to) EXPECT_EQ(back, data);
+        // Each rank's own part, in and out without messages.
+        std::vector<std::int64_t> own(data.begin() + static_cast<std::ptrdiff_t>(mine.offset),
+                                      data.begin() + static_cast<std::ptrdiff_t>(mine.offset + mine.count));
+        for (auto& v : own) v = ~v;
+        plan.scatter_own(own.data());
+        std::vector<std::int64_t> own_back(mine.count);
+        plan.gather_own(own_back.data());
+        plan.wait();
+        EXPECT_EQ(own_back, own) << "this rank's own part";
         ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
       }
     }
