@@ -124,6 +124,7 @@ class RankPlan : public RankPlanBase {
   void gather(T* host, int root) {
     check_root(host, root, "cush::RankPlan::gather");
     if (group().rank() != root && local_) {
+      local_->wait();  // the previous scatter has read the staging buffer
       staging_.resize(local_range().count);
       local_->gather(staging_.data());
       local_->wait();
@@ -149,8 +150,10 @@ class RankPlan : public RankPlanBase {
   }
 
  private:
+  // A rank's part between its devices and MPI. Declared first, so destroyed last: the local
+  // plan's destructor waits for the copies that still read or write it.
+  std::vector<T> staging_;
   std::optional<Plan<T>> local_;
-  std::vector<T> staging_;  // a rank's part between its devices and MPI
 };
 
 }  // namespace cush
