@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cush/error.hpp"
 #include "cush/transport.hpp"
@@ -88,4 +93,36 @@ TEST(TransportTable, ParseNamesTheBadLine) {
   EXPECT_STREQ(cush::to_string(Transport::peer_kernel), "peer_kernel");
   EXPECT_THROW((void)cush::parse_transport("kernel"), cush::InvalidArgument);
   EXPECT_STREQ(cush::to_string(Collective::all_to_all), "all_to_all");
+}
+
+// The guide's excerpt of defaults().to_text() is the table's: every line of it is a line of the
+// table, and for every operation it names, it has all of that operation's lines (a step changed
+// in the code and not in the guide fails here).
+TEST(TransportTable, TheGuidesExcerptIsTheBuiltInTable) {
+  std::ifstream in(CUSH_SOURCE_DIR "/docs/guide.md");
+  ASSERT_TRUE(in) << "docs/guide.md not found";
+  std::vector<std::string> excerpt;
+  bool after_heading = false, inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("An excerpt of `defaults().to_text()`") != std::string::npos) after_heading = true;
+    if (after_heading && !inside && line == "```text") {
+      inside = true;
+      continue;
+    }
+    if (inside && line == "```") break;
+    if (inside && !line.empty() && line.front() != '#') excerpt.push_back(line);
+  }
+  ASSERT_FALSE(excerpt.empty()) << "no excerpt of defaults().to_text() in docs/guide.md";
+  std::istringstream table(TransportTable::defaults().to_text());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(table, line);)
+    if (!line.empty() && line.front() != '#') lines.push_back(line);
+  std::set<std::string> operations;
+  for (const std::string& line : excerpt) {
+    EXPECT_NE(std::find(lines.begin(), lines.end(), line), lines.end()) << "the guide's line '" << line << "' is not in the table";
+    operations.insert(line.substr(0, line.find(' ')));
+  }
+  for (const std::string& line : lines)
+    if (operations.count(line.substr(0, line.find(' '))) != 0)
+      EXPECT_NE(std::find(excerpt.begin(), excerpt.end(), line), excerpt.end()) << "the guide lacks the table's line '" << line << "'";
 }
