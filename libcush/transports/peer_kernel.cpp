@@ -166,8 +166,9 @@ std::size_t reduce_spread_min_bytes() {
 }
 
 // An all-reduce above the one-shot slot runs in one pass with stores into every replica from
-// this size (CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB; by default never: not yet measured against the
-// two shots).
+// this size (CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB, default 0: always; below it, two shots). On
+// 4 x H200 one pass took 0.74-0.79 of the two shots' time from 4 to 64 MiB (0.70 with the kernel
+// forced at 256 MiB and 1 GiB), and no size was slower on 2 or 4 GPUs (docs/device_ops.md).
 std::size_t all_reduce_push_min_bytes() {
   static const std::size_t bytes = env::size("CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB");
   return bytes;

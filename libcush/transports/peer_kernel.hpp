@@ -66,7 +66,8 @@ constexpr std::size_t peer_one_shot_max_bytes(std::size_t group) noexcept {
 //  - all_reduce (two-shot): participant k combines elements [share[k], share[k + 1]) of every
 //    replica into its own (reading the others over the links); when every participant has done
 //    so (the mid flags), each copies the others' combined shares into its replica;
-//  - all_reduce_push (from CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB, off by default): participant k
+//  - all_reduce_push (above the one-shot slot, from CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB, default
+//    0; below that size, the two shots): participant k
 //    combines elements [share[k], share[k + 1]) of every replica and stores the result into
 //    every replica. Only participant k reads or writes share k anywhere, and each thread reads
 //    its elements of every replica before it stores them, so one pass and the end barrier do:
