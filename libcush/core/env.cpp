@@ -41,6 +41,8 @@ constexpr Variable variable_table[] = {
      "bytes per pinned slot of the host_staging transport"},
     {"CUSH_LOCAL_AUX_MIN_KIB", Unit::kib, Scope::library, 1024, 0, 1 << 30,
      "a device's copy within itself, beside its copies to other devices, gets a second stream from this size"},
+    {"CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB", Unit::kib, Scope::library, 0, 0, 1 << 30,
+     "an all-reduce on the peer kernel above the one-shot slot runs in one pass, storing each device's combined share into every replica, from this size (below it: two shots)"},
     {"CUSH_PEER_REDUCE_SPREAD_MIN_KIB", Unit::kib, Scope::library, 2048, 0, 1 << 30,
      "a reduce on the peer kernel over three or more devices is combined by the devices other than the root from this size"},
     // Halo exchanges (docs/grid.md).

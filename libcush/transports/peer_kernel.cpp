@@ -165,6 +165,15 @@ std::size_t reduce_spread_min_bytes() {
   return bytes;
 }
 
+// An all-reduce above the one-shot slot runs in one pass with stores into every replica from
+// this size (CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB, default 0: always; below it, two shots). On
+// 4 x H200 one pass took 0.74-0.79 of the two shots' time from 4 to 64 MiB (0.70 with the kernel
+// forced at 256 MiB and 1 GiB), and no size was slower on 2 or 4 GPUs (docs/device_ops.md).
+std::size_t all_reduce_push_min_bytes() {
+  static const std::size_t bytes = env::size("CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB");
+  return bytes;
+}
+
 // True if `op` is a reduction the kernel runs itself (an all-reduce or reduce within one plan).
 bool kernel_reduces(const Operation& op) {
   return (op.kind == Collective::all_reduce || op.kind == Collective::reduce) && op.within_one_plan();
@@ -183,6 +192,8 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
   r.kind = op.kind == Collective::all_reduce ? PeerReduction::all_reduce : PeerReduction::reduce;
   if (r.kind == PeerReduction::all_reduce && op.part.count * es <= peer_one_shot_max_bytes(p))
     r.kind = PeerReduction::all_reduce_one_shot;
+  if (r.kind == PeerReduction::all_reduce && op.part.count * es >= all_reduce_push_min_bytes())
+    r.kind = PeerReduction::all_reduce_push;
   if (r.kind == PeerReduction::reduce && p >= 3 && op.part.count * es >= reduce_spread_min_bytes())
     r.kind = PeerReduction::reduce_spread;
   for (std::size_t k = 0; k < p; ++k) r.scratch[k] = group.scratch(k, base.epoch);
@@ -209,6 +220,7 @@ void execute_reduction(const Operation& op, OpStreams& streams, PeerGroup& group
       if (r.kind == PeerReduction::all_reduce_one_shot) bytes = r.count * es * (p + 1);
       if (r.kind == PeerReduction::reduce && k == r.root) bytes = r.count * es * p;
       if (r.kind == PeerReduction::reduce_spread) bytes = (bounds[k + 1] - bounds[k]) * es * p;
+      if (r.kind == PeerReduction::all_reduce_push) bytes = (bounds[k + 1] - bounds[k]) * es * 2 * p;
       const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>(bytes / bytes_per_block, 1, peer_kernel_max_blocks));
       DeviceGuard guard(streams.device(k));
       launch_peer_kernel(a, blocks, streams.work(k));

@@ -128,21 +128,23 @@ __device__ __forceinline__ T combine(T x, T y) {
 }
 
 // Elements [begin, end) of every buffer `from` (one per participant) combined in participant
-// order into `into`, 16 bytes at a time where every buffer allows it.
+// order and stored into each of the `outs` buffers `into`, 16 bytes at a time where every buffer
+// allows it.
 template <class T, ReduceOp O>
-__device__ void combine_range(void* const* from, void* into, unsigned group, std::size_t begin, std::size_t end) {
+__device__ void combine_range(void* const* from, void* const* into, unsigned outs, unsigned group, std::size_t begin,
+                              std::size_t end) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   constexpr std::size_t per_vector = 16 / sizeof(T);
   bool aligned = true;
   for (unsigned j = 0; j < group; ++j)
     aligned = aligned && (reinterpret_cast<std::uintptr_t>(static_cast<const T*>(from[j]) + begin) & 15U) == 0;
-  aligned = aligned && (reinterpret_cast<std::uintptr_t>(static_cast<const T*>(into) + begin) & 15U) == 0;
+  for (unsigned o = 0; o < outs; ++o)
+    aligned = aligned && (reinterpret_cast<std::uintptr_t>(static_cast<const T*>(into[o]) + begin) & 15U) == 0;
   std::size_t done = begin;
   if (aligned) {
     const std::size_t vectors = (end - begin) / per_vector;
     const auto* src0 = reinterpret_cast<const uint4*>(static_cast<const T*>(from[0]) + begin);
-    auto* dst = reinterpret_cast<uint4*>(static_cast<T*>(into) + begin);
     // Four vectors in flight per thread and buffer: a remote load takes microseconds, and one
     // per thread left the links at about 60 % (2 x H200, 16 MiB all-reduce).
     for (std::size_t i = first; i < vectors; i += 4 * stride) {
@@ -164,16 +166,19 @@ __device__ void combine_range(void* const* from, void* into, unsigned group, std
           for (std::size_t e = 0; e < per_vector; ++e) a[e] = combine<T, O>(a[e], b[e]);
         }
       }
+      for (unsigned o = 0; o < outs; ++o) {
+        auto* dst = reinterpret_cast<uint4*>(static_cast<T*>(into[o]) + begin);
 #pragma unroll
-      for (std::size_t u = 0; u < 4; ++u)
-        if (i + u * stride < vectors) dst[i + u * stride] = acc[u];
+        for (std::size_t u = 0; u < 4; ++u)
+          if (i + u * stride < vectors) dst[i + u * stride] = acc[u];
+      }
     }
     done = begin + vectors * per_vector;
   }
   for (std::size_t x = done + first; x < end; x += stride) {
     T acc = static_cast<const T*>(from[0])[x];
     for (unsigned j = 1; j < group; ++j) acc = combine<T, O>(acc, static_cast<const T*>(from[j])[x]);
-    static_cast<T*>(into)[x] = acc;
+    for (unsigned o = 0; o < outs; ++o) static_cast<T*>(into[o])[x] = acc;
   }
 }
 
@@ -188,27 +193,34 @@ __global__ void peer_reduce_kernel(const PeerKernelArgs a) {
     copy_piece(PeerPiece{r.data[a.me], r.scratch[a.me], r.count * sizeof(T)});
     if (last_block(a, PeerFlags::mid_counter)) tell(a, PeerFlags::arrival);
     if (!hear(a, PeerFlags::arrival)) return;
-    combine_range<T, O>(r.scratch, r.data[a.me], a.group, 0, r.count);
+    combine_range<T, O>(r.scratch, &r.data[a.me], 1, a.group, 0, r.count);
     return;
   }
   if (!arrive(a)) return;
   if (r.kind == PeerReduction::reduce) {
     // One shot: the root reads every replica; the others' replicas stay as they are until it
     // is done (finish).
-    if (a.me == r.root) combine_range<T, O>(r.data, r.data[r.root], a.group, 0, r.count);
+    if (a.me == r.root) combine_range<T, O>(r.data, &r.data[r.root], 1, a.group, 0, r.count);
     finish(a);
     return;
   }
   if (r.kind == PeerReduction::reduce_spread) {
     // This participant's share of every replica, into the root's (peer_kernel.hpp); the root
     // goes on only when every participant has stored its share (finish).
-    combine_range<T, O>(r.data, r.data[r.root], a.group, r.share[a.me], r.share[a.me + 1]);
+    combine_range<T, O>(r.data, &r.data[r.root], 1, a.group, r.share[a.me], r.share[a.me + 1]);
+    finish(a);
+    return;
+  }
+  if (r.kind == PeerReduction::all_reduce_push) {
+    // This participant's share of every replica, combined and stored into every replica
+    // (peer_kernel.hpp); nobody else reads or writes that share anywhere.
+    combine_range<T, O>(r.data, r.data, a.group, a.group, r.share[a.me], r.share[a.me + 1]);
     finish(a);
     return;
   }
   // Two shots. First this participant's share of every replica, into its own replica: the others
   // read and write other shares meanwhile.
-  combine_range<T, O>(r.data, r.data[a.me], a.group, r.share[a.me], r.share[a.me + 1]);
+  combine_range<T, O>(r.data, &r.data[a.me], 1, a.group, r.share[a.me], r.share[a.me + 1]);
   // Every block then waits until every participant has combined its share (the mid flags):
   // only then may this replica's other shares be overwritten (their owners have read them) and
   // the others' combined shares be read.

@@ -66,6 +66,13 @@ constexpr std::size_t peer_one_shot_max_bytes(std::size_t group) noexcept {
 //  - all_reduce (two-shot): participant k combines elements [share[k], share[k + 1]) of every
 //    replica into its own (reading the others over the links); when every participant has done
 //    so (the mid flags), each copies the others' combined shares into its replica;
+//  - all_reduce_push (above the one-shot slot, from CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB, default
+//    0; below that size, the two shots): participant k
+//    combines elements [share[k], share[k + 1]) of every replica and stores the result into
+//    every replica. Only participant k reads or writes share k anywhere, and each thread reads
+//    its elements of every replica before it stores them, so one pass and the end barrier do:
+//    the two shots' middle barrier is gone, and half of the bytes cross the links as stores
+//    instead of loads. The same bytes per port as the two shots;
 //  - reduce (one-shot): the root combines every replica into its own; the others only wait;
 //  - reduce_spread (three or more participants): participant k combines elements
 //    [share[k], share[k + 1]) of every replica into the root's replica (stores over the links).
@@ -76,7 +83,7 @@ constexpr std::size_t peer_one_shot_max_bytes(std::size_t group) noexcept {
 //    no other order is needed. The other replicas are only read.
 // Elements are counted from each replica's `data` pointer (the part's first element).
 struct PeerReduction {
-  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2, all_reduce_one_shot = 3, reduce_spread = 4 };
+  enum Kind : unsigned { none = 0, all_reduce = 1, reduce = 2, all_reduce_one_shot = 3, reduce_spread = 4, all_reduce_push = 5 };
   unsigned kind = none;
   unsigned type = 0;  // ElementType
   unsigned op = 0;    // ReduceOp

@@ -38,8 +38,12 @@ TransportTable TransportTable::defaults() {
   // engines beat NCCL for the data movements from 16 MiB up and are within a few µs below. Where
   // every device sends (all-to-all, all-gather) and for scatter, the peer_kernel's in-kernel
   // handshake beats the cross-device events of the copy engines (about 11-17 µs against 20-33 µs)
-  // and NCCL as well, measured up to 512 KiB received per device (the table's byte counts), so it
-  // is used below 1 MiB; for one-way copies, broadcast and gather the two are within the
+  // and NCCL as well, measured up to 512 KiB received per device (the table's byte counts). On
+  // 4 x H200 the kernel also ran the 16 MiB all-to-all and all-gather (12 MiB received per device)
+  // in 49 µs where the copy engines took 84-91 µs (NCCL 66-68 µs): there the copy engines wait on
+  // the host, which enqueues 16 copies and their events more slowly than the links move them
+  // (docs/results/records/profiles_2026-11-27.md); from 64 MiB received the copy engines were
+  // faster again on 2 and 4 GPUs. So the kernel is used below 16 MiB; for one-way copies, broadcast and gather the two are within the
   // run-to-run noise, and the copy engines, which leave the SMs to the application, keep them.
   // Reductions: the peer kernel's one-shot and two-shot all-reduces beat NCCL (default and on
   // symmetric windows) by 1.2-1.3 x from 4 KiB to 256 KiB, and are level with it or faster up to
@@ -53,7 +57,7 @@ TransportTable TransportTable::defaults() {
   for (std::size_t c = 0; c < collective_count; ++c) t.set(static_cast<Collective>(c), 0, Transport::peer);
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
     t.set(c, 0, Transport::peer_kernel);
-    t.set(c, std::size_t{1} << 20, Transport::peer);
+    t.set(c, std::size_t{16} << 20, Transport::peer);
   }
   t.set(Collective::reduce, 0, Transport::peer);
   t.set(Collective::reduce, std::size_t{256} << 10, Transport::peer_kernel);

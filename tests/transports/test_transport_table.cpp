@@ -43,8 +43,8 @@ TEST(TransportTable, DefaultsNameATransportForEveryOperation) {
   // (with the combine kernel) are faster.
   for (Collective c : {Collective::all_to_all, Collective::all_gather, Collective::scatter}) {
     EXPECT_EQ(d.pick(c, 4096), Transport::peer_kernel) << cush::to_string(c);
-    EXPECT_EQ(d.pick(c, (std::size_t{1} << 20) - 1), Transport::peer_kernel) << cush::to_string(c);
-    EXPECT_EQ(d.pick(c, std::size_t{1} << 20), Transport::peer) << cush::to_string(c);
+    EXPECT_EQ(d.pick(c, (std::size_t{16} << 20) - 1), Transport::peer_kernel) << cush::to_string(c);
+    EXPECT_EQ(d.pick(c, std::size_t{16} << 20), Transport::peer) << cush::to_string(c);
   }
   EXPECT_EQ(d.pick(Collective::reduce, 4096), Transport::peer);
   EXPECT_EQ(d.pick(Collective::reduce, std::size_t{256} << 10), Transport::peer_kernel);
