@@ -1,5 +1,6 @@
-// Plans over ranks (cush/rank_plan.hpp) under mpiexec with 2 and 4 ranks, one GPU per rank
-// (its local rank modulo the GPUs it sees). With GPUs: random data scattered from every root and
+// Plans over ranks (cush/rank_plan.hpp) under mpiexec with 2 and 4 ranks: two GPUs per rank where
+// the host has enough (2 ranks on 4 GPUs), else one (4 ranks on 4 GPUs; ranks share a GPU on a
+// host with fewer). With GPUs: random data scattered from every root and
 // gathered to another, every element compared, for every distribution, odd sizes, and a rank
 // without devices; bad input refused on every rank. Without a GPU on some rank the GPU tests say
 // SKIPPED; a plan over a group without any device is refused on every rank (a host check).
@@ -22,26 +23,31 @@
 
 namespace {
 
-// This rank's GPU, or -1; whether every rank has one.
-int my_gpu() {
+// This rank's GPUs: two of its own where the host has at least two GPUs per rank (2 ranks on 4
+// GPUs: 2 x 2, in reverse order), else one (its local rank modulo the GPUs it sees; 4 ranks on 4
+// GPUs: 4 x 1; several ranks may share one GPU); none without a GPU.
+std::vector<int> my_gpus() {
   const int available = cush::DeviceSet::available();
-  return available > 0 ? cush::ProcessGroup::local_rank(MPI_COMM_WORLD) % available : -1;
+  if (available == 0) return {};
+  const int local = cush::ProcessGroup::local_rank(MPI_COMM_WORLD);
+  if (available >= 2 * cush::ProcessGroup::local_size(MPI_COMM_WORLD)) return {2 * local + 1, 2 * local};
+  return {local % available};
 }
 
-bool every_rank_has_a_gpu(int gpu) {
-  int mine = gpu >= 0 ? 1 : 0, all = 0;
+bool every_rank_has_a_gpu(const std::vector<int>& gpus) {
+  int mine = gpus.empty() ? 0 : 1, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all == 1;
 }
 
-#define REQUIRE_A_GPU_ON_EVERY_RANK(gpu) \
-  if (!every_rank_has_a_gpu(gpu)) GTEST_SKIP() << "needs a GPU on every rank"
+#define REQUIRE_A_GPU_ON_EVERY_RANK(gpus) \
+  if (!every_rank_has_a_gpu(gpus)) GTEST_SKIP() << "needs a GPU on every rank"
 
 // This rank's devices for a group where rank 0 brings none.
-std::vector<int> group_devices(int gpu) {
+std::vector<int> group_devices(const std::vector<int>& gpus) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank == 0 ? std::vector<int>{} : std::vector<int>{gpu};
+  return rank == 0 ? std::vector<int>{} : gpus;
 }
 
 std::vector<std::int64_t> random_values(std::mt19937_64& rng, std::size_t n) {
@@ -51,13 +57,13 @@ std::vector<std::int64_t> random_values(std::mt19937_64& rng, std::size_t n) {
 }
 
 TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) {
-  const int gpu = my_gpu();
-  REQUIRE_A_GPU_ON_EVERY_RANK(gpu);
-  const cush::ProcessGroup group(MPI_COMM_WORLD, {gpu});
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   std::mt19937_64 rng(6060);  // the same draws on every rank
   for (std::size_t n : {std::size_t{1}, std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
     std::vector<double> weights;
-    for (int r = 0; r < group.size(); ++r) weights.push_back(static_cast<double>(1 + rng() % 5));
+    for (std::size_t d = 0; d < group.devices().size(); ++d) weights.push_back(static_cast<double>(1 + rng() % 5));  // one per device of every rank
     for (const cush::Distribution& dist : {cush::Distribution::uniform(), cush::Distribution::weighted(weights),
                                            cush::Distribution::memory_capacity(), cush::Distribution::replicated()}) {
       const std::vector<std::int64_t> data = random_values(rng, n);
@@ -65,16 +71,34 @@ TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) 
         SCOPED_TRACE(dist.name() + ", n " + std::to_string(n) + ", root " + std::to_string(root) + ", rank " +
                      std::to_string(group.rank()));
         cush::RankPlan<std::int64_t> plan(group, n, dist);
+        // The ranks' parts follow each other in rank order and cover the extent (replicated:
+        // every rank the whole of it).
+        std::size_t next = 0;
+        for (int r = 0; r < group.size(); ++r) {
+          const cush::Range part = plan.range_of(r);
+          if (dist.is_replicated()) {
+            EXPECT_EQ(part.offset, 0U);
+            EXPECT_EQ(part.count, n);
+          } else if (part.count > 0) {
+            EXPECT_EQ(part.offset, next) << "rank " << r;
+            next = part.offset + part.count;
+          }
+        }
+        if (!dist.is_replicated()) EXPECT_EQ(next, n);
         plan.scatter(group.rank() == root ? data.data() : nullptr, root);
         plan.wait();
-        // This rank's segments hold its part of the extent.
+        // This rank's segments hold its part of the extent (none where the distribution gives
+        // this rank no element: n = 1 over several ranks). No assertion may end the test on one
+        // rank before the collectives below: the others would wait for it.
         const cush::Range mine = plan.local_range();
-        ASSERT_TRUE(plan.has_local());
-        std::vector<std::int64_t> local(mine.count);
-        plan.local().gather(local.data());
-        plan.local().wait();
-        EXPECT_TRUE(std::equal(local.begin(), local.end(), data.begin() + static_cast<std::ptrdiff_t>(mine.offset)))
-            << "this rank's part";
+        EXPECT_EQ(plan.has_local(), mine.count > 0);
+        if (plan.has_local()) {
+          std::vector<std::int64_t> local(mine.count);
+          plan.local().gather(local.data());
+          plan.local().wait();
+          EXPECT_TRUE(std::equal(local.begin(), local.end(), data.begin() + static_cast<std::ptrdiff_t>(mine.offset)))
+              << "this rank's part";
+        }
         // Gathered to the next rank.
         const int to = (root + 1) % group.size();
         std::vector<std::int64_t> back(group.rank() == to ? n : 0);
@@ -97,10 +121,10 @@ TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) 
 }
 
 TEST(RankPlanMpi, ARankWithoutDevicesTakesPartAsRoot) {
-  const int gpu = my_gpu();
-  REQUIRE_A_GPU_ON_EVERY_RANK(gpu);
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
   // Rank 0 brings no GPU: it holds nothing, and scatters and gathers as the root.
-  const cush::ProcessGroup group(MPI_COMM_WORLD, group_devices(gpu));
+  const cush::ProcessGroup group(MPI_COMM_WORLD, group_devices(gpus));
   std::mt19937_64 rng(6161);
   const std::size_t n = 77777;
   const std::vector<std::int64_t> data = random_values(rng, n);
@@ -116,9 +140,9 @@ TEST(RankPlanMpi, ARankWithoutDevicesTakesPartAsRoot) {
 }
 
 TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
-  const int gpu = my_gpu();
-  REQUIRE_A_GPU_ON_EVERY_RANK(gpu);
-  const cush::ProcessGroup group(MPI_COMM_WORLD, {gpu});
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   cush::RankPlan<float> plan(group, 1000);
   std::vector<float> host(1000, 1.0f);
   const auto refused = [&](auto&& call, const std::string& text) {
