@@ -52,7 +52,11 @@ struct RankDevice {
 /// match the application's, with MPI_ERRORS_RETURN: a failed MPI call throws MpiError. Bad input
 /// on any rank (a device this process does not have, a device listed twice) is an
 /// InvalidArgument on every rank, never a rank left waiting: the ranks check their input
-/// together before anything else.
+/// together before anything else. A rank that leaves the program's order of collective calls
+/// (an exception it does not pass on, a hang) does not leave the others waiting for ever: every
+/// wait of cush::mpi for other ranks ends the job with MPI_Abort after CUSH_MPI_WAIT_LIMIT_S
+/// seconds (default 600; 0: no limit), saying which rank waited where (docs/guide.md,
+/// "Failure across ranks").
 ///
 ///     cush::ProcessGroup group(MPI_COMM_WORLD);           // every GPU each process can use
 ///     cush::ProcessGroup one(MPI_COMM_WORLD, {gpu});        // one GPU per process (local_rank())

@@ -45,6 +45,9 @@ constexpr Variable variable_table[] = {
      "an all-reduce on the peer kernel above the one-shot slot runs in one pass, storing each device's combined share into every replica, from this size (below it: two shots)"},
     {"CUSH_PEER_REDUCE_SPREAD_MIN_KIB", Unit::kib, Scope::library, 2048, 0, 1 << 30,
      "a reduce on the peer kernel over three or more devices is combined by the devices other than the root from this size"},
+    // Processes (docs/guide.md, "Failure across ranks").
+    {"CUSH_MPI_WAIT_LIMIT_S", Unit::seconds, Scope::library, 600, 0, 86400,
+     "the longest a rank waits in cush::mpi for the other ranks of its group before it ends the job with MPI_Abort; 0: no limit"},
     // Halo exchanges (docs/grid.md).
     {"CUSH_HALO_PIPELINE_MIB", Unit::mib, Scope::library, 256, 0, 1 << 30,
      "strided faces packed into a peer from this size up are sent in slabs, pipelined"},

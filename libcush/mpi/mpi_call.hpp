@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,23 @@ namespace cush::detail {
     if (cush_mpi_rc_ != MPI_SUCCESS) ::cush::detail::mpi_failed(cush_mpi_rc_, #call); \
   } while (0)
 
-/// Every rank's string, by rank (collective over `comm` of `size` ranks).
-[[nodiscard]] std::vector<std::string> allgather_strings(MPI_Comm comm, int size, const std::string& mine);
+/// Waits for `requests` (nonblocking calls on a group's communicator `comm`, made for `where`) at
+/// most CUSH_MPI_WAIT_LIMIT_S seconds (default 600; 0: no limit). Past it, prints on stderr which
+/// rank waited in which call, and ends the job with MPI_Abort(comm): a rank that left the
+/// program's order of collective calls (an exception it did not pass on, a hang) cannot leave the
+/// others waiting for ever. Every wait of cush::mpi on other ranks goes through here.
+void wait_for_ranks(std::span<MPI_Request> requests, MPI_Comm comm, const char* where);
+
+/// Every rank's string, by rank (collective over `comm` of `size` ranks, for `where`).
+[[nodiscard]] std::vector<std::string> allgather_strings(MPI_Comm comm, int size, const std::string& mine,
+                                                         const char* where);
 
 /// Every rank's 64-bit words, by rank (collective; the ranks may pass different counts).
 [[nodiscard]] std::vector<std::vector<std::uint64_t>> allgather_words(MPI_Comm comm, int size,
-                                                                      const std::vector<std::uint64_t>& mine);
+                                                                      const std::vector<std::uint64_t>& mine,
+                                                                      const char* where);
+
+/// MPI_Allgather of one value of `type` per rank, waited for as wait_for_ranks does.
+void allgather_one(const void* mine, void* all, MPI_Datatype type, MPI_Comm comm, const char* where);
 
 }  // namespace cush::detail

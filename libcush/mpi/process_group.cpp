@@ -10,6 +10,7 @@
 namespace cush {
 
 using detail::allgather_strings;
+using detail::allgather_words;
 
 namespace {
 
@@ -91,7 +92,7 @@ ProcessGroup::ProcessGroup(MPI_Comm comm, std::vector<int> devices) {
     CUSH_MPI_CHECK(MPI_Comm_size(comm_, &size_));
     // Every rank's input first, checked together: a rank with bad input must not leave the
     // others waiting in a collective it never enters.
-    const std::vector<std::string> problems = allgather_strings(comm_, size_, check_devices(devices));
+    const std::vector<std::string> problems = allgather_strings(comm_, size_, check_devices(devices), where);
     std::string said;
     for (int r = 0; r < size_; ++r)
       if (!problems[static_cast<std::size_t>(r)].empty())
@@ -101,24 +102,19 @@ ProcessGroup::ProcessGroup(MPI_Comm comm, std::vector<int> devices) {
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int length = 0;
     CUSH_MPI_CHECK(MPI_Get_processor_name(name, &length));
-    const std::vector<std::string> names = allgather_strings(comm_, size_, std::string(name, static_cast<std::size_t>(length)));
+    const std::vector<std::string> names = allgather_strings(comm_, size_, std::string(name, static_cast<std::size_t>(length)), where);
     for (const std::string& n : names) {
       const auto at = std::find(hosts_.begin(), hosts_.end(), n);
       host_of_.push_back(static_cast<int>(at - hosts_.begin()));
       if (at == hosts_.end()) hosts_.push_back(n);
     }
 
-    const int count = static_cast<int>(devices.size());
-    std::vector<int> counts(static_cast<std::size_t>(size_));
-    CUSH_MPI_CHECK(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_));
-    std::vector<int> offsets(static_cast<std::size_t>(size_), 0);
-    for (std::size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
-    std::vector<int> ids(static_cast<std::size_t>(offsets.back() + counts.back()));
-    CUSH_MPI_CHECK(MPI_Allgatherv(devices.data(), count, MPI_INT, ids.data(), counts.data(), offsets.data(), MPI_INT, comm_));
+    // Device ids were checked above: non-negative, so they pass through 64-bit words unchanged.
+    const std::vector<std::uint64_t> mine(devices.begin(), devices.end());
+    const auto ids = allgather_words(comm_, size_, mine, where);
     for (int r = 0; r < size_; ++r)
-      for (int k = 0; k < counts[static_cast<std::size_t>(r)]; ++k)
-        devices_.push_back(RankDevice{r, ids[static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)] + k)],
-                                      host_of_[static_cast<std::size_t>(r)]});
+      for (std::uint64_t id : ids[static_cast<std::size_t>(r)])
+        devices_.push_back(RankDevice{r, static_cast<int>(id), host_of_[static_cast<std::size_t>(r)]});
   } catch (...) {
     release();
     throw;
@@ -193,7 +189,7 @@ std::string ProcessGroup::describe() const {
 
 void ProcessGroup::agree(const char* asker, const char* what, std::uint64_t value) const {
   std::vector<std::uint64_t> values(static_cast<std::size_t>(size_));
-  CUSH_MPI_CHECK(MPI_Allgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T, comm_));
+  detail::allgather_one(&value, values.data(), MPI_UINT64_T, comm_, asker);
   if (std::all_of(values.begin(), values.end(), [&](std::uint64_t v) { return v == values.front(); })) return;
   std::string said = std::string("the ranks disagree on ") + what + ":";
   for (int r = 0; r < size_; ++r) {

@@ -30,8 +30,8 @@ std::vector<DeviceInfo> gather_devices(const ProcessGroup& group, std::span<cons
                                std::bit_cast<std::uint64_t>(d.memory_bandwidth)});
     text += d.name + separator + d.pci_bus_id + separator;
   }
-  const auto all_words = allgather_words(group.comm(), group.size(), words);
-  const auto all_text = allgather_strings(group.comm(), group.size(), text);
+  const auto all_words = allgather_words(group.comm(), group.size(), words, where);
+  const auto all_text = allgather_strings(group.comm(), group.size(), text, where);
   std::vector<DeviceInfo> devices;
   for (std::size_t r = 0; r < all_words.size(); ++r) {
     const std::vector<std::uint64_t>& w = all_words[r];
@@ -95,7 +95,7 @@ RankLayout rank_layout(const ProcessGroup& group, std::size_t n, const Distribut
     refused = e.what();
     if (refused.empty()) refused = "refused without a message";
   }
-  const std::vector<std::string> outcomes = allgather_strings(group.comm(), group.size(), refused);
+  const std::vector<std::string> outcomes = allgather_strings(group.comm(), group.size(), refused, where);
   for (std::size_t r = 0; r < outcomes.size(); ++r)
     if (!outcomes[r].empty())
       throw InvalidArgument(where, "distribution", "rank " + std::to_string(r) + ": " + outcomes[r]);

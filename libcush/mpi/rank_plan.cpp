@@ -34,11 +34,6 @@ void receive_bytes(void* data, std::size_t bytes, int from, MPI_Comm comm, std::
   }
 }
 
-void wait_all(std::vector<MPI_Request>& requests) {
-  if (!requests.empty())
-    CUSH_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
-}
-
 }  // namespace
 
 struct RankPlanBase::Impl {
@@ -117,7 +112,9 @@ void RankPlanBase::check_root(const void* host, int root, const char* where) con
     throw InvalidArgument(where, "root", std::to_string(root) + " is not a rank of the group (" + std::to_string(g.size()) + " ranks)");
   // Only the root knows its pointer: it tells the others before anyone throws.
   int null_on_root = g.rank() == root && host == nullptr && impl().n > 0 ? 1 : 0;
-  CUSH_MPI_CHECK(MPI_Bcast(&null_on_root, 1, MPI_INT, root, g.comm()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  CUSH_MPI_CHECK(MPI_Ibcast(&null_on_root, 1, MPI_INT, root, g.comm(), &request));
+  detail::wait_for_ranks(std::span<MPI_Request>(&request, 1), g.comm(), where);
   if (null_on_root != 0) throw InvalidArgument(where, "host", "the root's host buffer is null");
 }
 
@@ -133,7 +130,7 @@ void RankPlanBase::distribute(const void* host, void* into, std::size_t element_
   } else if (local_range().count > 0) {
     receive_bytes(into, local_range().count * element_size, root, g.comm(), requests);
   }
-  wait_all(requests);
+  detail::wait_for_ranks(requests, g.comm(), "cush::RankPlan::scatter");
 }
 
 void RankPlanBase::collect(const void* from, void* host, std::size_t element_size, int root) const {
@@ -161,7 +158,7 @@ void RankPlanBase::collect(const void* from, void* host, std::size_t element_siz
   } else if (std::find(senders.begin(), senders.end(), g.rank()) != senders.end()) {
     send_bytes(from, local_range().count * element_size, root, g.comm(), requests);
   }
-  wait_all(requests);
+  detail::wait_for_ranks(requests, g.comm(), "cush::RankPlan::gather");
 }
 
 }  // namespace cush
