@@ -13,12 +13,21 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cush/error.hpp"
 
 namespace cush {
+
+class ProcessGroup;
+
+namespace detail {
+class RankNccl;
+RankNccl& group_nccl(const ProcessGroup& group);
+}  // namespace detail
+
 
 /// @brief An MPI call failed (the group's communicator returns errors instead of aborting).
 class MpiError : public Error {
@@ -112,6 +121,9 @@ class ProcessGroup {
   std::vector<RankDevice> devices_;
   std::vector<std::string> hosts_;
   std::vector<int> host_of_;  // by rank
+  // NCCL over the group's GPUs, made at its first use (detail::group_nccl).
+  mutable std::shared_ptr<detail::RankNccl> nccl_;
+  friend detail::RankNccl& detail::group_nccl(const ProcessGroup& group);
 };
 
 }  // namespace cush

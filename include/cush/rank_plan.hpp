@@ -23,10 +23,12 @@
 #include <optional>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cush/plan.hpp"
 #include "cush/process_group.hpp"
+#include "cush/reduce.hpp"
 
 namespace cush {
 
@@ -68,6 +70,15 @@ class RankPlanBase {
   /// `host`. Replicated: the lowest rank with devices sends the whole extent, unless the root has
   /// devices.
   void collect(const void* from, void* host, std::size_t element_size, int root) const;
+  /// Collective, over NCCL (the group's communicator, made at the first such call): on a
+  /// replicated plan, every replica of every rank becomes the combination of all (`data[k]`,
+  /// `streams[k]`: this rank's k-th segment), or rank `root`'s first replica (broadcast).
+  /// InvalidArgument on every rank for a plan that is not replicated, or a root that is not a
+  /// rank with devices.
+  void replicas_all_reduce(std::span<void* const> data, std::span<const cudaStream_t> streams, ElementType type,
+                           ReduceOp op, const char* where) const;
+  void replicas_broadcast(std::span<void* const> data, std::span<const cudaStream_t> streams, std::size_t element_size,
+                          int root, const char* where) const;
 
  private:
   struct Impl;
@@ -144,12 +155,39 @@ class RankPlan : public RankPlanBase {
     if (local_) local_->gather(part);
   }
 
+  /// Collective, over NCCL between every rank's GPUs: on a replicated plan, every replica
+  /// becomes the combination (`op`) of all replicas of all ranks; on this rank's streams, like
+  /// cush::all_reduce on a Plan. InvalidArgument on every rank if the plan is not replicated.
+  void all_reduce(ReduceOp op = ReduceOp::sum) {
+    auto [data, streams] = local_segments();
+    replicas_all_reduce(data, streams, element_type_of<T>(), op, "cush::RankPlan::all_reduce");
+  }
+
+  /// Collective, over NCCL: on a replicated plan, rank `root`'s first replica to every replica of
+  /// every rank. InvalidArgument on every rank if the plan is not replicated or `root` has no
+  /// device.
+  void broadcast(int root) {
+    auto [data, streams] = local_segments();
+    replicas_broadcast(data, streams, sizeof(T), root, "cush::RankPlan::broadcast");
+  }
+
   /// Waits for this rank's local work (not a collective).
   void wait() const {
     if (local_) local_->wait();
   }
 
  private:
+  // This rank's segments' buffers and streams, in its devices' order (none without devices).
+  std::pair<std::vector<void*>, std::vector<cudaStream_t>> local_segments() {
+    std::pair<std::vector<void*>, std::vector<cudaStream_t>> out;
+    if (local_)
+      local_->for_each([&](Segment<T> s) {
+        out.first.push_back(s.data());
+        out.second.push_back(s.stream());
+      });
+    return out;
+  }
+
   // A rank's part between its devices and MPI. Declared first, so destroyed last: the local
   // plan's destructor waits for the copies that still read or write it.
   std::vector<T> staging_;

@@ -124,6 +124,7 @@ ProcessGroup::ProcessGroup(MPI_Comm comm, std::vector<int> devices) {
 ProcessGroup::~ProcessGroup() { release(); }
 
 void ProcessGroup::release() noexcept {
+  nccl_.reset();  // before the communicator it was made over
   if (comm_ != MPI_COMM_NULL) {
     int finalized = 0;
     // After MPI_Finalize nothing may be freed (and nothing needs to be).
@@ -138,7 +139,8 @@ ProcessGroup::ProcessGroup(ProcessGroup&& other) noexcept
       size_(other.size_),
       devices_(std::move(other.devices_)),
       hosts_(std::move(other.hosts_)),
-      host_of_(std::move(other.host_of_)) {}
+      host_of_(std::move(other.host_of_)),
+      nccl_(std::move(other.nccl_)) {}
 
 ProcessGroup& ProcessGroup::operator=(ProcessGroup&& other) noexcept {
   if (this != &other) {
@@ -149,6 +151,7 @@ ProcessGroup& ProcessGroup::operator=(ProcessGroup&& other) noexcept {
     devices_ = std::move(other.devices_);
     hosts_ = std::move(other.hosts_);
     host_of_ = std::move(other.host_of_);
+    nccl_ = std::move(other.nccl_);
   }
   return *this;
 }

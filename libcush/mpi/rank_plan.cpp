@@ -4,9 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "mpi/mpi_call.hpp"
 #include "mpi/rank_layout.hpp"
+#include "mpi/rank_nccl.hpp"
+#include "transports/nccl_communicator.hpp"
 
 namespace cush {
 
@@ -159,6 +162,60 @@ void RankPlanBase::collect(const void* from, void* host, std::size_t element_siz
     send_bytes(from, local_range().count * element_size, root, g.comm(), requests);
   }
   detail::wait_for_ranks(requests, g.comm(), "cush::RankPlan::gather");
+}
+
+namespace {
+
+// The NCCL calls of one operation, one per device of this rank, in one group; `call(k)` makes
+// the k-th. A failure aborts nothing here: the communicator is the group's, and a rank whose
+// group failed cannot tell the others (they wait in NCCL); the error says so.
+template <class Call>
+void nccl_group(const detail::RankNccl& nccl, std::span<void* const> data, Call&& call, const char* where) {
+  if (data.size() != nccl.devices().size())
+    throw Error(std::string(where) + ": this rank has " + std::to_string(data.size()) + " replicas for " +
+                std::to_string(nccl.devices().size()) + " devices");
+  ncclResult_t status = ncclGroupStart();
+  if (status != ncclSuccess) detail::throw_nccl(status, "ncclGroupStart", __FILE__, __LINE__);
+  for (std::size_t k = 0; k < data.size() && status == ncclSuccess; ++k) {
+    const DeviceGuard guard(nccl.devices()[k]);
+    status = call(k);
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  if (status == ncclSuccess) status = ended;
+  if (status != ncclSuccess) detail::throw_nccl(status, where, __FILE__, __LINE__);
+}
+
+}  // namespace
+
+void RankPlanBase::replicas_all_reduce(std::span<void* const> data, std::span<const cudaStream_t> streams,
+                                       ElementType type, ReduceOp op, const char* where) const {
+  if (!layout().is_replicated())
+    throw InvalidArgument(where, "this", "an all-reduce over ranks needs a replicated plan (Distribution::replicated())");
+  if (size() == 0) return;
+  const detail::RankNccl& nccl = detail::group_nccl(group());
+  nccl_group(nccl, data, [&](std::size_t k) {
+    return ncclAllReduce(data[k], data[k], size(), detail::nccl_type(type), detail::nccl_op(op), nccl.comm(k), streams[k]);
+  }, where);
+}
+
+void RankPlanBase::replicas_broadcast(std::span<void* const> data, std::span<const cudaStream_t> streams,
+                                      std::size_t element_size, int root, const char* where) const {
+  const ProcessGroup& g = group();
+  g.agree(where, "the root", static_cast<std::uint64_t>(static_cast<std::int64_t>(root)));
+  if (root < 0 || root >= g.size() || g.devices_of(root).empty())
+    throw InvalidArgument(where, "root", std::to_string(root) + " is not a rank with devices in the group");
+  if (!layout().is_replicated())
+    throw InvalidArgument(where, "this", "a broadcast over ranks needs a replicated plan (Distribution::replicated())");
+  if (size() == 0) return;
+  const detail::RankNccl& nccl = detail::group_nccl(g);
+  // The root's first device is NCCL rank: the devices of the ranks before it.
+  std::size_t from = 0;
+  for (const RankDevice& d : g.devices())
+    if (d.rank < root) ++from;
+  const std::size_t bytes = size() * element_size;
+  nccl_group(nccl, data, [&](std::size_t k) {
+    return ncclBroadcast(data[k], data[k], bytes, ncclUint8, static_cast<int>(from), nccl.comm(k), streams[k]);
+  }, where);
 }
 
 }  // namespace cush

@@ -23,8 +23,6 @@
 
 namespace cush::detail {
 
-namespace {
-
 ncclDataType_t nccl_type(ElementType t) {
   switch (t) {
     case ElementType::int8: return ncclInt8;
@@ -47,6 +45,8 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   }
   return ncclSum;
 }
+
+namespace {
 
 // The position in `ids` (a plan's devices) of device `device`.
 std::size_t position_of(std::span<const int> ids, int device) {

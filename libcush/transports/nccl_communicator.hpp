@@ -23,11 +23,16 @@
 #include <span>
 #include <vector>
 
+#include "cush/reduce.hpp"
 #include "cush/stream.hpp"
 
 namespace cush::detail {
 
 [[noreturn]] void throw_nccl(ncclResult_t code, const char* call, const char* file, int line);
+
+/// NCCL's names for cush's element types and reductions.
+[[nodiscard]] ncclDataType_t nccl_type(ElementType t);
+[[nodiscard]] ncclRedOp_t nccl_op(ReduceOp op);
 
 class Communicator {
  public:

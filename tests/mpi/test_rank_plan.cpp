@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <cuda_runtime.h>
+
 #include "cush/device_set.hpp"
 #include "cush/error.hpp"
 #include "cush/process_group.hpp"
@@ -48,6 +50,17 @@ std::vector<int> group_devices(const std::vector<int>& gpus) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank == 0 ? std::vector<int>{} : gpus;
+}
+
+// `call` throws InvalidArgument with `text` in its message.
+template <class F>
+void refused(F&& call, const std::string& text) {
+  try {
+    call();
+    ADD_FAILURE() << "no error (expected: " << text << ")";
+  } catch (const cush::InvalidArgument& e) {
+    EXPECT_TRUE(cush_test::contains(e.what(), text)) << e.what();
+  }
 }
 
 std::vector<std::int64_t> random_values(std::mt19937_64& rng, std::size_t n) {
@@ -145,14 +158,6 @@ TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   cush::RankPlan<float> plan(group, 1000);
   std::vector<float> host(1000, 1.0f);
-  const auto refused = [&](auto&& call, const std::string& text) {
-    try {
-      call();
-      ADD_FAILURE() << "no error (expected: " << text << ")";
-    } catch (const cush::InvalidArgument& e) {
-      EXPECT_TRUE(cush_test::contains(e.what(), text)) << e.what();
-    }
-  };
   refused([&] { plan.scatter(host.data(), group.size()); }, "is not a rank of the group");
   refused([&] { plan.scatter(group.rank() == 0 ? nullptr : host.data(), 0); }, "the root's host buffer is null");
   refused([&] { plan.gather(host.data(), group.rank() == 0 ? 1 : 0); }, "the ranks disagree on the root");
@@ -161,6 +166,98 @@ TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
   EXPECT_EQ(plan.size(), 0U);
   refused([&] { plan.scatter(host.data(), 0); }, "a moved-from plan over ranks");
   EXPECT_EQ(moved.size(), 1000U);
+  EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+}
+
+// Whether this host gives its ranks distinct GPUs (NCCL needs them): my_gpus() shares one GPU
+// among ranks only where the host has fewer GPUs than ranks.
+bool gpus_are_distinct() {
+  return cush::DeviceSet::available() >= cush::ProcessGroup::local_size(MPI_COMM_WORLD);
+}
+
+// Every replica of this rank's part of `plan`, copied to the host (one vector per device).
+template <class T>
+std::vector<std::vector<T>> replicas_of(cush::RankPlan<T>& plan) {
+  std::vector<std::vector<T>> out;
+  plan.wait();
+  plan.local().for_each([&](cush::Segment<T> s) {
+    out.emplace_back(s.size());
+    CUSH_CUDA_CHECK(cudaMemcpyAsync(out.back().data(), s.data(), s.size() * sizeof(T), cudaMemcpyDeviceToHost, s.stream()));
+    CUSH_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  });
+  return out;
+}
+
+// Rank r's values (the same draws on every rank).
+std::vector<std::int64_t> values_of_rank(int r, std::size_t n) {
+  std::mt19937_64 rng(7000 + static_cast<unsigned>(r));
+  std::vector<std::int64_t> v(n);
+  for (auto& x : v) x = static_cast<std::int64_t>(rng() % 1000003);
+  return v;
+}
+
+TEST(RankPlanMpi, AllReduceOverRanksCombinesEveryReplicaOfEveryRank) {
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  for (std::size_t n : {std::size_t{1}, std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
+    SCOPED_TRACE("n " + std::to_string(n) + ", rank " + std::to_string(group.rank()));
+    cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
+    const std::vector<std::int64_t> mine = values_of_rank(group.rank(), n);
+    plan.scatter_own(mine.data());  // every replica of this rank
+    plan.all_reduce();
+    // The sum over every replica of every rank: each rank's values once per device it has.
+    std::vector<std::int64_t> expected(n, 0);
+    for (int r = 0; r < group.size(); ++r) {
+      const std::vector<std::int64_t> v = values_of_rank(r, n);
+      const auto copies = static_cast<std::int64_t>(group.devices_of(r).size());
+      for (std::size_t i = 0; i < n; ++i) expected[i] += copies * v[i];
+    }
+    for (const auto& replica : replicas_of(plan)) EXPECT_EQ(replica, expected);
+    // The largest, in doubles.
+    cush::RankPlan<double> d(group, n, cush::Distribution::replicated());
+    std::vector<double> mine_d(mine.begin(), mine.end());
+    d.scatter_own(mine_d.data());
+    d.all_reduce(cush::ReduceOp::max);
+    std::vector<double> largest(n, 0.0);
+    for (int r = 0; r < group.size(); ++r) {
+      const std::vector<std::int64_t> v = values_of_rank(r, n);
+      for (std::size_t i = 0; i < n; ++i) largest[i] = std::max(largest[i], static_cast<double>(v[i]));
+    }
+    for (const auto& replica : replicas_of(d)) EXPECT_EQ(replica, largest);
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+  }
+}
+
+TEST(RankPlanMpi, BroadcastOverRanksFromEveryRoot) {
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  const std::size_t n = 77777;
+  cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
+  for (int root = 0; root < group.size(); ++root) {
+    SCOPED_TRACE("root " + std::to_string(root) + ", rank " + std::to_string(group.rank()));
+    const std::vector<std::int64_t> mine = values_of_rank(group.rank() + 10 * root, n);
+    plan.scatter_own(mine.data());
+    plan.broadcast(root);
+    const std::vector<std::int64_t> expected = values_of_rank(root + 10 * root, n);
+    for (const auto& replica : replicas_of(plan)) EXPECT_EQ(replica, expected);
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+  }
+}
+
+TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  cush::RankPlan<float> split(group, 1000);  // uniform: not replicated
+  refused([&] { split.all_reduce(); }, "needs a replicated plan");
+  refused([&] { split.broadcast(0); }, "needs a replicated plan");
+  cush::RankPlan<float> replicated(group, 1000, cush::Distribution::replicated());
+  refused([&] { replicated.broadcast(group.size()); }, "is not a rank with devices");
+  if (!gpus_are_distinct()) refused([&] { replicated.all_reduce(); }, "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
