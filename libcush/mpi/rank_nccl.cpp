@@ -84,7 +84,7 @@ RankNccl::RankNccl(const ProcessGroup& group) : devices_(group.devices_of(group.
   ncclResult_t status = ncclGroupStart();
   if (status != ncclSuccess) throw_nccl(status, "ncclGroupStart", __FILE__, __LINE__);
   for (std::size_t k = 0; k < devices_.size(); ++k) {
-    const DeviceGuard guard(devices_[k]);
+    const DeviceGuard guard(devices_[k]);  // NCCL takes the current device: the map's physical one
     status = ncclCommInitRank(&comms_[k], static_cast<int>(size_), start.id, static_cast<int>(first_ + k));
     if (status != ncclSuccess) break;
   }
