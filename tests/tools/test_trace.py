@@ -149,11 +149,8 @@ class Trace(unittest.TestCase):
 
 
 
-class TraceCsv(unittest.TestCase):
-    """The tracer's CSV gives the activities that the nsys export of the same work gives."""
-
-    # A kernel name as the tracer writes it: demangled, with commas and quotes (quoted in the CSV).
-    KERNEL = 'void combine<int, 3>(float const*, char const*) [with S = "a,b"]'
+class InTempDir(unittest.TestCase):
+    """A test with a folder of its own for the files it writes."""
 
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -163,6 +160,14 @@ class TraceCsv(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.dir.name, name)
+
+
+class TraceCsv(InTempDir):
+    """The tracer's CSV gives the activities that the nsys export of the same work gives."""
+
+    # A kernel name as the tracer writes it: demangled, with commas and quotes (quoted in the CSV).
+    KERNEL = 'void combine<int, 3>(float const*, char const*) [with S = "a,b"]'
+
 
     @staticmethod
     def rows(activities):
@@ -241,19 +246,11 @@ class TraceCsv(unittest.TestCase):
 if __name__ == "__main__":
     unittest.main()
 
-class TraceFiles(unittest.TestCase):
+class TraceFiles(InTempDir):
     """The tracer's CSV gzipped (as scripts/gpu_check.sh keeps it) reads as the plain one; a
     missing file, or one that is neither a trace CSV nor an SQLite export, is an InputError naming
     it, and the command line says so in one line with a non-zero exit."""
 
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir.name, name)
 
     def test_a_gzipped_csv_gives_the_activities_and_calls_of_the_plain_one(self):
         import gzip
