@@ -149,11 +149,8 @@ class Trace(unittest.TestCase):
 
 
 
-class TraceCsv(unittest.TestCase):
-    """The tracer's CSV gives the activities that the nsys export of the same work gives."""
-
-    # A kernel name as the tracer writes it: demangled, with commas and quotes (quoted in the CSV).
-    KERNEL = 'void combine<int, 3>(float const*, char const*) [with S = "a,b"]'
+class InTempDir(unittest.TestCase):
+    """A test with a folder of its own for the files it writes."""
 
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -163,6 +160,14 @@ class TraceCsv(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.dir.name, name)
+
+
+class TraceCsv(InTempDir):
+    """The tracer's CSV gives the activities that the nsys export of the same work gives."""
+
+    # A kernel name as the tracer writes it: demangled, with commas and quotes (quoted in the CSV).
+    KERNEL = 'void combine<int, 3>(float const*, char const*) [with S = "a,b"]'
+
 
     @staticmethod
     def rows(activities):
@@ -240,3 +245,40 @@ class TraceCsv(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+class TraceFiles(InTempDir):
+    """The tracer's CSV gzipped (as scripts/gpu_check.sh keeps it) reads as the plain one; a
+    missing file, or one that is neither a trace CSV nor an SQLite export, is an InputError naming
+    it, and the command line says so in one line with a non-zero exit."""
+
+
+    def test_a_gzipped_csv_gives_the_activities_and_calls_of_the_plain_one(self):
+        import gzip
+        import shutil
+        api = [["api", 100, 900, "", 9, 0, "", "", "", "cudaMemcpyAsync_v3020"]]
+        make_csv(self.path("t.csv"), [4000, 5000, 9000], extra=api)
+        for name in ("t.csv.gz", "t.trace"):  # by its name, and by its content under any name
+            with open(self.path("t.csv"), "rb") as src, gzip.open(self.path(name), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            self.assertEqual(trace.render(trace.load(self.path(name))), trace.render(trace.load(self.path("t.csv"))))
+            self.assertEqual(len(trace.load_api(self.path(name))), 1)
+
+    def test_missing_and_foreign_files_are_input_errors(self):
+        from cushreport.gbench import InputError
+        with self.assertRaisesRegex(InputError, r"nothing\.csv: no such file"):
+            trace.load(self.path("nothing.csv"))
+        with open(self.path("notes.txt"), "w") as f:
+            f.write("not a trace\n")
+        with self.assertRaisesRegex(InputError, "neither cush_trace's CSV"):
+            trace.load(self.path("notes.txt"))
+
+    def test_the_command_line_names_the_file_and_exits_non_zero(self):
+        import subprocess
+        with open(self.path("notes.txt"), "w") as f:
+            f.write("not a trace\n")
+        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
+        done = subprocess.run([sys.executable, "-m", "cushreport", "trace", self.path("notes.txt")], capture_output=True,
+                              text=True, env=dict(os.environ, PYTHONPATH=tools))
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("notes.txt: neither cush_trace's CSV", done.stderr)
+        self.assertNotIn("Traceback", done.stderr)

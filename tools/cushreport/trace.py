@@ -25,14 +25,20 @@ spent in them (where a host-bound operation's time goes).
 The two inputs give the same activities: the SQLite export's tables CUPTI_ACTIVITY_KIND_MEMCPY and
 CUPTI_ACTIVITY_KIND_KERNEL (names from StringIds), or the CSV's rows (header `kind,start_ns,end_ns,
 device,stream,bytes,src_device,dst_device,copy_kind,name`; kinds copy, kernel and memset). A file
-is read as CSV when its name ends in .csv or its first line is that header.
+is read as CSV when its name ends in .csv or its first line is that header; either may be gzipped
+(`scripts/gpu_check.sh` keeps its traces as .csv.gz). A file that is neither is an InputError
+naming it, not a traceback.
 
 scripts/gpu_check.sh's `profile` step makes the trace and runs this on it.
 """
 import csv
+import gzip
+import os
 import sqlite3
 import statistics
 from collections import Counter, defaultdict
+
+from .gbench import InputError
 
 COPY_KINDS = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD", 9: "HtoH",
               10: "PtoP"}
@@ -58,17 +64,38 @@ CSV_COLUMNS = ["kind", "start_ns", "end_ns", "device", "stream", "bytes", "src_d
                "name"]
 
 
-def is_csv(path):
-    """Whether path is the tracer's CSV: by its name, else by its first line."""
-    if path.lower().endswith(".csv"):
-        return True
+def _gzipped(path):
     with open(path, "rb") as f:
-        return f.readline().strip() == ",".join(CSV_COLUMNS).encode()
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _open_text(path):
+    """The file's text, through gzip where it is gzipped."""
+    if _gzipped(path):
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
+
+
+def is_csv(path):
+    """Whether path is the tracer's CSV, gzipped or not: by its name, else by its first line."""
+    if path.lower().endswith((".csv", ".csv.gz")):
+        return True
+    try:
+        with _open_text(path) as f:
+            return f.readline().strip() == ",".join(CSV_COLUMNS)
+    except (OSError, UnicodeDecodeError):  # binary, e.g. an SQLite file
+        return False
 
 
 def load(path):
-    """Every copy and kernel in the trace (and memset, from the CSV), sorted by start."""
-    out = load_csv(path) if is_csv(path) else load_sqlite(path)
+    """Every copy and kernel in the trace (and memset, from the CSV), sorted by start. InputError
+    for a file that is missing or is neither a trace CSV nor an SQLite export."""
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    try:
+        out = load_csv(path) if is_csv(path) else load_sqlite(path)
+    except sqlite3.DatabaseError as e:
+        raise InputError(f"{path}: neither cush_trace's CSV (.csv, .csv.gz) nor an Nsight Systems SQLite export ({e})") from e
     return sorted(out, key=lambda a: (a.start, a.end))
 
 
@@ -85,11 +112,11 @@ def load_csv(path, api=False):
     """The activities of the tracer's CSV (tools/trace), as load_sqlite reads the nsys export; with
     `api`, the runtime calls instead."""
     out = []
-    with open(path, newline="") as f:
+    with _open_text(path) as f:
         rows = csv.reader(f)
         header = next(rows, None)
         if header != CSV_COLUMNS:
-            raise ValueError(f"{path}: not a cush_trace CSV (its header is {header}, expected {CSV_COLUMNS})")
+            raise InputError(f"{path}: not a cush_trace CSV (its header is {header}, expected {CSV_COLUMNS})")
         for line, row in enumerate(rows, start=2):
             if not row:
                 continue
@@ -119,7 +146,7 @@ def load_csv(path, api=False):
                 else:
                     raise ValueError(f"unknown kind {r['kind']!r}")
             except ValueError as e:
-                raise ValueError(f"{path}, line {line}: {e}") from None
+                raise InputError(f"{path}, line {line}: {e}") from None
     return out
 
 
