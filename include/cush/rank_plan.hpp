@@ -79,8 +79,14 @@ class RankPlanBase {
                            ReduceOp op, const char* where) const;
   void replicas_broadcast(std::span<void* const> data, std::span<const cudaStream_t> streams, std::size_t element_size,
                           int root, const char* where) const;
+  /// Collective, over NCCL: the combination of every replica of every rank into rank `root`'s
+  /// first replica; the other replicas stay as they are.
+  void replicas_reduce(std::span<void* const> data, std::span<const cudaStream_t> streams, ElementType type, ReduceOp op,
+                       int root, const char* where) const;
 
  private:
+  // nccl_root: the NCCL rank of `root`'s first device (checks as replicas_broadcast says).
+  [[nodiscard]] std::size_t nccl_root(int root, const char* where, const char* operation) const;
   struct Impl;
   [[nodiscard]] const Impl& impl() const;
   std::unique_ptr<Impl> impl_;
@@ -169,6 +175,14 @@ class RankPlan : public RankPlanBase {
   void broadcast(int root) {
     auto [data, streams] = local_segments();
     replicas_broadcast(data, streams, sizeof(T), root, "cush::RankPlan::broadcast");
+  }
+
+  /// Collective, over NCCL: on a replicated plan, the combination (`op`) of every replica of
+  /// every rank into rank `root`'s first replica (its first device's); every other replica stays
+  /// as it is. InvalidArgument on every rank as for broadcast().
+  void reduce(int root, ReduceOp op = ReduceOp::sum) {
+    auto [data, streams] = local_segments();
+    replicas_reduce(data, streams, element_type_of<T>(), op, root, "cush::RankPlan::reduce");
   }
 
   /// Waits for this rank's local work (not a collective).

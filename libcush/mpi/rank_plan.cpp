@@ -198,23 +198,40 @@ void RankPlanBase::replicas_all_reduce(std::span<void* const> data, std::span<co
   }, where);
 }
 
-void RankPlanBase::replicas_broadcast(std::span<void* const> data, std::span<const cudaStream_t> streams,
-                                      std::size_t element_size, int root, const char* where) const {
+// The NCCL rank of `root`'s first device, after checking (collectively) that `root` is the same
+// on every rank and has devices, and that the plan is replicated.
+std::size_t RankPlanBase::nccl_root(int root, const char* where, const char* operation) const {
   const ProcessGroup& g = group();
   g.agree(where, "the root", static_cast<std::uint64_t>(static_cast<std::int64_t>(root)));
   if (root < 0 || root >= g.size() || g.devices_of(root).empty())
     throw InvalidArgument(where, "root", std::to_string(root) + " is not a rank with devices in the group");
   if (!layout().is_replicated())
-    throw InvalidArgument(where, "this", "a broadcast over ranks needs a replicated plan (Distribution::replicated())");
-  if (size() == 0) return;
-  const detail::RankNccl& nccl = detail::group_nccl(g);
-  // The root's first device is NCCL rank: the devices of the ranks before it.
-  std::size_t from = 0;
+    throw InvalidArgument(where, "this", std::string("a ") + operation + " over ranks needs a replicated plan (Distribution::replicated())");
+  std::size_t from = 0;  // the devices of the ranks before it
   for (const RankDevice& d : g.devices())
     if (d.rank < root) ++from;
+  return from;
+}
+
+void RankPlanBase::replicas_broadcast(std::span<void* const> data, std::span<const cudaStream_t> streams,
+                                      std::size_t element_size, int root, const char* where) const {
+  const std::size_t from = nccl_root(root, where, "broadcast");
+  if (size() == 0) return;
+  const detail::RankNccl& nccl = detail::group_nccl(group());
   const std::size_t bytes = size() * element_size;
   nccl_group(nccl, data, [&](std::size_t k) {
     return ncclBroadcast(data[k], data[k], bytes, ncclUint8, static_cast<int>(from), nccl.comm(k), streams[k]);
+  }, where);
+}
+
+void RankPlanBase::replicas_reduce(std::span<void* const> data, std::span<const cudaStream_t> streams, ElementType type,
+                                   ReduceOp op, int root, const char* where) const {
+  const std::size_t to = nccl_root(root, where, "reduce");
+  if (size() == 0) return;
+  const detail::RankNccl& nccl = detail::group_nccl(group());
+  nccl_group(nccl, data, [&](std::size_t k) {
+    return ncclReduce(data[k], data[k], size(), detail::nccl_type(type), detail::nccl_op(op), static_cast<int>(to),
+                      nccl.comm(k), streams[k]);
   }, where);
 }
 

@@ -248,6 +248,30 @@ TEST(RankPlanMpi, BroadcastOverRanksFromEveryRoot) {
   }
 }
 
+TEST(RankPlanMpi, ReduceOverRanksIntoEveryRootLeavesTheOtherReplicas) {
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  const std::size_t n = 4099;
+  cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
+  for (int root = 0; root < group.size(); ++root) {
+    SCOPED_TRACE("root " + std::to_string(root) + ", rank " + std::to_string(group.rank()));
+    const std::vector<std::int64_t> mine = values_of_rank(group.rank() + 20 * root, n);
+    plan.scatter_own(mine.data());
+    plan.reduce(root, cush::ReduceOp::min);
+    std::vector<std::int64_t> smallest = values_of_rank(20 * root, n);
+    for (int r = 1; r < group.size(); ++r) {
+      const std::vector<std::int64_t> v = values_of_rank(r + 20 * root, n);
+      for (std::size_t i = 0; i < n; ++i) smallest[i] = std::min(smallest[i], v[i]);
+    }
+    const auto replicas = replicas_of(plan);
+    for (std::size_t k = 0; k < replicas.size(); ++k)
+      EXPECT_EQ(replicas[k], group.rank() == root && k == 0 ? smallest : mine) << "replica " << k;
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+  }
+}
+
 TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   const std::vector<int> gpus = my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
@@ -255,8 +279,10 @@ TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   cush::RankPlan<float> split(group, 1000);  // uniform: not replicated
   refused([&] { split.all_reduce(); }, "needs a replicated plan");
   refused([&] { split.broadcast(0); }, "needs a replicated plan");
+  refused([&] { split.reduce(0); }, "needs a replicated plan");
   cush::RankPlan<float> replicated(group, 1000, cush::Distribution::replicated());
   refused([&] { replicated.broadcast(group.size()); }, "is not a rank with devices");
+  refused([&] { replicated.reduce(-1); }, "is not a rank with devices");
   if (!gpus_are_distinct()) refused([&] { replicated.all_reduce(); }, "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
