@@ -79,6 +79,11 @@ class RankPlanBase {
                            ReduceOp op, const char* where) const;
   void replicas_broadcast(std::span<void* const> data, std::span<const cudaStream_t> streams, std::size_t element_size,
                           int root, const char* where) const;
+  /// Collective, over NCCL: `parts`' segments (`src[k]` on `src_streams[k]`, this rank's k-th
+  /// device) into every replica of this plan (`dst[k]`, `streams[k]`).
+  void replicas_all_gather(const RankPlanBase& parts, std::span<void* const> src, std::span<const cudaStream_t> src_streams,
+                           std::span<void* const> dst, std::span<const cudaStream_t> streams, std::size_t element_size,
+                           const char* where) const;
   /// Collective, over NCCL: the combination of every replica of every rank into rank `root`'s
   /// first replica; the other replicas stay as they are.
   void replicas_reduce(std::span<void* const> data, std::span<const cudaStream_t> streams, ElementType type, ReduceOp op,
@@ -185,20 +190,33 @@ class RankPlan : public RankPlanBase {
     replicas_reduce(data, streams, element_type_of<T>(), op, root, "cush::RankPlan::reduce");
   }
 
+  /// Collective, over NCCL: every replica of this replicated plan becomes the whole extent of
+  /// `parts` (a plan over the same group and as many elements, not replicated): each segment of
+  /// every rank is broadcast from its device to every replica, at its offset. This plan's streams
+  /// wait for `parts`' work first. InvalidArgument on every rank for plans of another group or
+  /// size, this plan not replicated, or `parts` replicated.
+  void all_gather(const RankPlan<T>& parts) {
+    auto [src, src_streams] = parts.local_segments();
+    auto [dst, streams] = local_segments();
+    replicas_all_gather(parts, src, src_streams, dst, streams, sizeof(T), "cush::RankPlan::all_gather");
+  }
+
   /// Waits for this rank's local work (not a collective).
   void wait() const {
     if (local_) local_->wait();
   }
 
  private:
-  // This rank's segments' buffers and streams, in its devices' order (none without devices).
-  std::pair<std::vector<void*>, std::vector<cudaStream_t>> local_segments() {
+  // This rank's segments' buffers (null where empty) and streams, one per device of this rank in
+  // the group's order (none without devices).
+  std::pair<std::vector<void*>, std::vector<cudaStream_t>> local_segments() const {
     std::pair<std::vector<void*>, std::vector<cudaStream_t>> out;
-    if (local_)
-      local_->for_each([&](Segment<T> s) {
-        out.first.push_back(s.data());
-        out.second.push_back(s.stream());
-      });
+    if (!local_) return out;
+    for (std::size_t pos = 0; pos < local_->devices().size(); ++pos) {
+      const Segment<T> s = local_->segment(pos);
+      out.first.push_back(s.data());
+      out.second.push_back(s.stream());
+    }
     return out;
   }
 

@@ -1,10 +1,12 @@
 #include "cush/rank_plan.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "cush/device_guard.hpp"
+#include "cush/stream.hpp"
 #include "cush/error.hpp"
 #include "mpi/mpi_call.hpp"
 #include "mpi/rank_layout.hpp"
@@ -233,6 +235,46 @@ void RankPlanBase::replicas_reduce(std::span<void* const> data, std::span<const 
     return ncclReduce(data[k], data[k], size(), detail::nccl_type(type), detail::nccl_op(op), static_cast<int>(to),
                       nccl.comm(k), streams[k]);
   }, where);
+}
+
+void RankPlanBase::replicas_all_gather(const RankPlanBase& parts, std::span<void* const> src,
+                                       std::span<const cudaStream_t> src_streams, std::span<void* const> dst,
+                                       std::span<const cudaStream_t> streams, std::size_t element_size,
+                                       const char* where) const {
+  // The same answers on every rank: the layouts and sizes were agreed when the plans were made.
+  if (&parts.group() != &group()) throw InvalidArgument(where, "parts", "a plan over another process group");
+  if (parts.size() != size())
+    throw InvalidArgument(where, "parts", std::to_string(parts.size()) + " elements, this plan " + std::to_string(size()));
+  if (!layout().is_replicated())
+    throw InvalidArgument(where, "this", "an all-gather over ranks gathers into a replicated plan (Distribution::replicated())");
+  if (parts.layout().is_replicated()) throw InvalidArgument(where, "parts", "a replicated plan: every rank has it all already");
+  if (size() == 0) return;
+  const detail::RankNccl& nccl = detail::group_nccl(group());
+  // This plan's streams wait for the work on parts' (its segments are read from there).
+  for (std::size_t k = 0; k < streams.size() && k < src_streams.size(); ++k) {
+    const DeviceGuard guard(nccl.devices()[k]);
+    const Event done(nccl.devices()[k]);
+    done.record(src_streams[k]);
+    done.wait_in(streams[k]);
+  }
+  // One broadcast per segment of parts, from its device (NCCL rank = its position) to every
+  // replica, all in one group.
+  const Layout& from = parts.layout();
+  ncclResult_t status = ncclGroupStart();
+  if (status != ncclSuccess) detail::throw_nccl(status, "ncclGroupStart", __FILE__, __LINE__);
+  for (std::size_t pos = 0; pos < from.devices() && status == ncclSuccess; ++pos) {
+    const Range seg = from.segment(pos);
+    if (seg.count == 0) continue;
+    for (std::size_t k = 0; k < dst.size() && status == ncclSuccess; ++k) {
+      const DeviceGuard guard(nccl.devices()[k]);
+      const bool root = nccl.first_rank() + k == pos;
+      status = ncclBroadcast(root ? src[k] : nullptr, static_cast<std::byte*>(dst[k]) + seg.offset * element_size,
+                             seg.count * element_size, ncclUint8, static_cast<int>(pos), nccl.comm(k), streams[k]);
+    }
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  if (status == ncclSuccess) status = ended;
+  if (status != ncclSuccess) detail::throw_nccl(status, where, __FILE__, __LINE__);
 }
 
 }  // namespace cush

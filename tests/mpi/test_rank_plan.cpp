@@ -272,6 +272,29 @@ TEST(RankPlanMpi, ReduceOverRanksIntoEveryRootLeavesTheOtherReplicas) {
   }
 }
 
+TEST(RankPlanMpi, AllGatherOverRanksGivesEveryReplicaTheWholeExtent) {
+  const std::vector<int> gpus = my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  std::mt19937_64 rng(6262);  // the same draws on every rank
+  for (std::size_t n : {std::size_t{3}, std::size_t{100003}}) {
+    std::vector<double> weights;
+    for (std::size_t d = 0; d < group.devices().size(); ++d) weights.push_back(static_cast<double>(rng() % 4));  // zeros too
+    weights.front() += 1.0;
+    for (const cush::Distribution& dist : {cush::Distribution::uniform(), cush::Distribution::weighted(weights)}) {
+      SCOPED_TRACE(dist.name() + ", n " + std::to_string(n) + ", rank " + std::to_string(group.rank()));
+      const std::vector<std::int64_t> data = random_values(rng, n);
+      cush::RankPlan<std::int64_t> parts(group, n, dist);
+      parts.scatter(group.rank() == 0 ? data.data() : nullptr, 0);
+      cush::RankPlan<std::int64_t> whole(group, n, cush::Distribution::replicated());
+      whole.all_gather(parts);
+      for (const auto& replica : replicas_of(whole)) EXPECT_EQ(replica, data);
+      ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+    }
+  }
+}
+
 TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   const std::vector<int> gpus = my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
@@ -283,6 +306,10 @@ TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   cush::RankPlan<float> replicated(group, 1000, cush::Distribution::replicated());
   refused([&] { replicated.broadcast(group.size()); }, "is not a rank with devices");
   refused([&] { replicated.reduce(-1); }, "is not a rank with devices");
+  refused([&] { split.all_gather(split); }, "gathers into a replicated plan");
+  refused([&] { replicated.all_gather(replicated); }, "every rank has it all already");
+  cush::RankPlan<float> longer(group, 1001);
+  refused([&] { replicated.all_gather(longer); }, "1001 elements, this plan 1000");
   if (!gpus_are_distinct()) refused([&] { replicated.all_reduce(); }, "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
