@@ -52,7 +52,8 @@ std::string ranges(const std::vector<int>& ranks) {
     std::size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     if (!s.empty()) s += ", ";
-    s += std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    s += std::to_string(ranks[i]);
+    if (j > i) s.append("-").append(std::to_string(ranks[j]));
     i = j + 1;
   }
   return s;
@@ -197,10 +198,10 @@ void ProcessGroup::agree(const char* asker, const char* what, std::uint64_t valu
   std::string said = std::string("the ranks disagree on ") + what + ":";
   for (int r = 0; r < size_; ++r) {
     if (r == 16 && size_ > 17) {
-      said += " ... (" + std::to_string(size_ - 16) + " more ranks)";
+      said.append(" ... (").append(std::to_string(size_ - 16)).append(" more ranks)");
       break;
     }
-    said += (r > 0 ? "," : "") + std::string(" rank ") + std::to_string(r) + " " + std::to_string(values[static_cast<std::size_t>(r)]);
+    said.append(r > 0 ? ", rank " : " rank ").append(std::to_string(r)).append(" ").append(std::to_string(values[static_cast<std::size_t>(r)]));
   }
   throw InvalidArgument(asker, what, said);
 }
