@@ -104,7 +104,9 @@ class RankPlan : public RankPlanBase {
 
  public:
   /// Collective over the group. InvalidArgument on every rank where the ranks pass different n
-  /// or distributions, or the distribution refuses the group's devices.
+  /// or distributions, or the distribution refuses the group's devices. The plan keeps a
+  /// reference to `group`: the group must outlive the plan and stay where it is (not be moved
+  /// from) while the plan exists.
   RankPlan(const ProcessGroup& group, std::size_t n, const Distribution& distribution = Distribution::uniform())
       : RankPlanBase(group, n, distribution, "cush::RankPlan") {
     if (local_range().count > 0)
