@@ -67,12 +67,12 @@ constexpr std::size_t peer_one_shot_max_bytes(std::size_t group) noexcept {
 //    replica into its own (reading the others over the links); when every participant has done
 //    so (the mid flags), each copies the others' combined shares into its replica;
 //  - all_reduce_push (above the one-shot slot, from CUSH_PEER_ALL_REDUCE_PUSH_MIN_KIB, default
-//    0; below that size, the two shots): participant k
-//    combines elements [share[k], share[k + 1]) of every replica and stores the result into
-//    every replica. Only participant k reads or writes share k anywhere, and each thread reads
-//    its elements of every replica before it stores them, so one pass and the end barrier do:
-//    the two shots' middle barrier is gone, and half of the bytes cross the links as stores
-//    instead of loads. The same bytes per port as the two shots;
+//    0; below that size, the two shots): participant k combines elements [share[k], share[k + 1])
+//    of every replica and stores the result into every replica. Only participant k reads or
+//    writes share k anywhere, and each thread reads its elements of every replica before it
+//    stores them, so one pass between the arrival and end barriers does: the two shots' middle
+//    barrier is gone, and half of the bytes cross the links as stores instead of loads. The same
+//    bytes per port as the two shots;
 //  - reduce (one-shot): the root combines every replica into its own; the others only wait;
 //  - reduce_spread (three or more participants): participant k combines elements
 //    [share[k], share[k + 1]) of every replica into the root's replica (stores over the links).

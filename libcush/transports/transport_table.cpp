@@ -43,8 +43,9 @@ TransportTable TransportTable::defaults() {
   // in 49 µs where the copy engines took 84-91 µs (NCCL 66-68 µs): there the copy engines wait on
   // the host, which enqueues 16 copies and their events more slowly than the links move them
   // (docs/results/records/profiles_2026-11-27.md); from 64 MiB received the copy engines were
-  // faster again on 2 and 4 GPUs. So the kernel is used below 16 MiB; for one-way copies, broadcast and gather the two are within the
-  // run-to-run noise, and the copy engines, which leave the SMs to the application, keep them.
+  // faster again on 2 and 4 GPUs. So the kernel is used below 16 MiB. For one-way copies,
+  // broadcast and gather the two are within the run-to-run noise, and the copy engines, which
+  // leave the SMs to the application, keep them.
   // Reductions: the peer kernel's one-shot and two-shot all-reduces beat NCCL (default and on
   // symmetric windows) by 1.2-1.3 x from 4 KiB to 256 KiB, and are level with it or faster up to
   // 128 MiB but at 1-4 MiB (0.89-0.94 x NCCL on windows); the copy engines with the combine
