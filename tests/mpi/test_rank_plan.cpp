@@ -21,6 +21,7 @@
 #include "cush/error.hpp"
 #include "cush/process_group.hpp"
 #include "cush/rank_plan.hpp"
+#include "cush/virtual_gpus.hpp"
 #include "mpi_test.hpp"
 
 namespace {
@@ -169,10 +170,25 @@ TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
-// Whether this host gives its ranks distinct GPUs (NCCL needs them): my_gpus() shares one GPU
-// among ranks only where the host has fewer GPUs than ranks.
-bool gpus_are_distinct() {
-  return cush::DeviceSet::available() >= cush::ProcessGroup::local_size(MPI_COMM_WORLD);
+// Whether every device of every rank is a GPU of its own (NCCL needs it): the PCI bus ids of the
+// physical GPUs behind the ranks' devices, gathered from every rank, have no repeat. Ranks share a
+// GPU where the host has fewer GPUs than ranks, and with virtual GPUs (CUSH_VIRTUAL_GPUS) where
+// the logical devices of different ranks are one physical GPU.
+bool gpus_are_distinct(const std::vector<int>& gpus) {
+  constexpr int max_devices = 2, id_chars = 32;  // my_gpus() gives a rank at most two
+  std::string mine(max_devices * id_chars, '\0');
+  for (std::size_t k = 0; k < gpus.size(); ++k)
+    CUSH_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.data() + k * id_chars, id_chars, cush::physical_device(gpus[k])));
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);  // MPI errors end the test (MPI_ERRORS_ARE_FATAL)
+  std::string all(static_cast<std::size_t>(ranks) * mine.size(), '\0');
+  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(), static_cast<int>(mine.size()), MPI_CHAR,
+                MPI_COMM_WORLD);
+  std::vector<std::string> ids;
+  for (std::size_t at = 0; at < all.size(); at += id_chars)
+    if (all[at] != '\0') ids.emplace_back(all.c_str() + at);
+  std::sort(ids.begin(), ids.end());
+  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
 }
 
 // Every replica of this rank's part of `plan`, copied to the host (one vector per device).
@@ -199,7 +215,7 @@ std::vector<std::int64_t> values_of_rank(int r, std::size_t n) {
 TEST(RankPlanMpi, AllReduceOverRanksCombinesEveryReplicaOfEveryRank) {
   const std::vector<int> gpus = my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   for (std::size_t n : {std::size_t{1}, std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
     SCOPED_TRACE("n " + std::to_string(n) + ", rank " + std::to_string(group.rank()));
@@ -233,7 +249,7 @@ TEST(RankPlanMpi, AllReduceOverRanksCombinesEveryReplicaOfEveryRank) {
 TEST(RankPlanMpi, BroadcastOverRanksFromEveryRoot) {
   const std::vector<int> gpus = my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   const std::size_t n = 77777;
   cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
@@ -251,7 +267,7 @@ TEST(RankPlanMpi, BroadcastOverRanksFromEveryRoot) {
 TEST(RankPlanMpi, ReduceOverRanksIntoEveryRootLeavesTheOtherReplicas) {
   const std::vector<int> gpus = my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   const std::size_t n = 4099;
   cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
@@ -275,7 +291,7 @@ TEST(RankPlanMpi, ReduceOverRanksIntoEveryRootLeavesTheOtherReplicas) {
 TEST(RankPlanMpi, AllGatherOverRanksGivesEveryReplicaTheWholeExtent) {
   const std::vector<int> gpus = my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct()) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   std::mt19937_64 rng(6262);  // the same draws on every rank
   for (std::size_t n : {std::size_t{3}, std::size_t{100003}}) {
@@ -310,7 +326,7 @@ TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   refused([&] { replicated.all_gather(replicated); }, "every rank has it all already");
   cush::RankPlan<float> longer(group, 1001);
   refused([&] { replicated.all_gather(longer); }, "1001 elements, this plan 1000");
-  if (!gpus_are_distinct()) refused([&] { replicated.all_reduce(); }, "are one GPU");
+  if (!gpus_are_distinct(gpus)) refused([&] { replicated.all_reduce(); }, "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
