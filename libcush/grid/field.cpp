@@ -2,8 +2,6 @@
 
 #include <cstddef>
 #include <exception>
-#include <limits>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -14,25 +12,11 @@
 #include "core/stream_idle.hpp"
 #include "core/stream_set.hpp"
 #include "cush/stream.hpp"
+#include "grid/block_memory.hpp"
 #include "grid/exchange_program.hpp"
 #include "grid/field_engine.hpp"
 
 namespace cush {
-
-namespace {
-
-// Elements from one component of a block to the next: the block's buffer rounded up so that
-// every component starts as aligned as the buffer (256 bytes) and a whole number of rows of
-// row_align cells from it.
-std::size_t stride_of(const Decomposition& grid, std::size_t k, std::size_t element_size) {
-  const std::size_t unit = std::lcm(grid.row_align(), 256 / std::gcd<std::size_t>(256, element_size));
-  const std::size_t cells = grid.lead() + grid.allocated_cells(k);
-  if (cells > std::numeric_limits<std::size_t>::max() - unit)
-    throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
-  return (cells + unit - 1) / unit * unit;
-}
-
-}  // namespace
 
 struct FieldBase::Impl {
   Decomposition grid;
@@ -66,12 +50,8 @@ struct FieldBase::Impl {
     if (components == 0) throw InvalidArgument("cush::Field", "components", "a field needs at least one component");
     std::vector<std::size_t> bytes;
     for (std::size_t k = 0; k < grid.size(); ++k) {
-      strides.push_back(stride_of(grid, k, element_size));
-      const std::size_t cells = grid.lead() + grid.allocated_cells(k);
-      const std::size_t max = std::numeric_limits<std::size_t>::max();
-      if (strides[k] > (max - cells) / components || strides[k] * (components - 1) + cells > max / element_size)
-        throw InvalidArgument("cush::Field", "grid", "block " + std::to_string(k) + " overflows the address space");
-      bytes.push_back((strides[k] * (components - 1) + cells) * element_size);
+      strides.push_back(detail::component_stride(grid, k, element_size, "cush::Field"));
+      bytes.push_back(detail::block_bytes(grid, k, element_size, components, strides[k], "cush::Field"));
       const std::size_t available = devices.free_memory(k);
       if (bytes[k] > available) throw OutOfMemory("cush::Field", devices[k], bytes[k], available);
     }
@@ -118,42 +98,16 @@ struct FieldBase::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  // Host array (global extents, no ghosts) <-> block k's owned cells, one 3D copy per block and
-  // component.
-  // Component `component` of the host array(s) <-> of block k.
+  // Component `component` of the host array(s) (global extents, no ghosts) <-> block k's owned cells.
   void copy_block(std::size_t k, void* host, bool to_device, std::size_t component) const {
-    void* device = data[k];
-    const cudaStream_t stream = handles[k];
-    const Box o = grid.owned(k);
-    const Extent3 alloc = grid.allocated(k);
     const Extent3& e = grid.extent();
-    host = static_cast<std::byte*>(host) + component * e[0] * e[1] * e[2] * element_size;
-    device = static_cast<std::byte*>(device) + component * strides[k] * element_size;
-    cudaMemcpy3DParms c{};
-    const cudaPitchedPtr h{host, e[0] * element_size, e[0], e[1]};
-    const cudaPitchedPtr d{device, alloc[0] * element_size, alloc[0], alloc[1]};
-    const cudaPos hp{static_cast<std::size_t>(o.lo[0]) * element_size, static_cast<std::size_t>(o.lo[1]),
-                     static_cast<std::size_t>(o.lo[2])};
-    const cudaPos dp{grid.halo(0) * element_size, grid.halo(1), grid.halo(2)};
-    c.srcPtr = to_device ? h : d;
-    c.srcPos = to_device ? hp : dp;
-    c.dstPtr = to_device ? d : h;
-    c.dstPos = to_device ? dp : hp;
-    c.extent = cudaExtent{o.size[0] * element_size, o.size[1], o.size[2]};
-    c.kind = cudaMemcpyDefault;
+    const Box o = grid.owned(k);
+    const detail::HostBox h{static_cast<std::byte*>(host) + component * e[0] * e[1] * e[2] * element_size, e,
+                            Extent3{static_cast<std::size_t>(o.lo[0]), static_cast<std::size_t>(o.lo[1]),
+                                    static_cast<std::size_t>(o.lo[2])}};
     const DeviceGuard guard(devices[k]);
-    if (o.size[1] * o.size[2] == 1) {
-      // One row (1D grids): a plain copy, free of the 3D copy's pitch limits.
-      const auto lo = [&](std::size_t a) { return static_cast<std::size_t>(o.lo[a]); };
-      auto* h0 = static_cast<std::byte*>(host) + (lo(0) + e[0] * (lo(1) + e[1] * lo(2))) * element_size;
-      auto* d0 = static_cast<std::byte*>(device) +
-                 (grid.halo(0) + alloc[0] * (grid.halo(1) + alloc[1] * grid.halo(2))) * element_size;
-      CUSH_CUDA_CHECK_AT(cudaMemcpyAsync(to_device ? d0 : h0, to_device ? h0 : d0, o.size[0] * element_size,
-                                         cudaMemcpyDefault, stream),
-                         "block " + std::to_string(k));
-      return;
-    }
-    CUSH_CUDA_CHECK_AT(cudaMemcpy3DAsync(&c, stream), "block " + std::to_string(k));
+    detail::copy_owned(grid, k, static_cast<std::byte*>(data[k]) + component * strides[k] * element_size, h,
+                       element_size, handles[k], to_device);
   }
 };
 

@@ -11,6 +11,7 @@
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
 #include "grid/box_copy.hpp"
+#include "grid/exchange_step.hpp"
 #include "grid/step_batches.hpp"
 
 namespace cush::detail {
@@ -91,20 +92,7 @@ void* FieldEngine::buffer(const BufferRef& b, std::span<void* const> data) const
 void FieldEngine::run_step(const ExchangeStep& s, std::span<void* const> data, cudaStream_t stream,
                            unsigned max_blocks) const {
   const DeviceGuard guard(devices_[s.stream]);
-  void* src = buffer(s.src.buffer, data);
-  void* dst = buffer(s.dst.buffer, data);
-  if (s.contiguous) {
-    const auto at = [&](void* base, const StepSide& side) {
-      return static_cast<std::byte*>(base) +
-             (side.lo[0] + side.alloc[0] * (side.lo[1] + side.alloc[1] * side.lo[2])) * element_size_;
-    };
-    const std::size_t bytes = box_span(s.src.alloc, s.size) * element_size_;  // padding between rows too
-    // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which CUDA 13.0 does not capture into graphs.
-    CUSH_CUDA_CHECK(cudaMemcpyAsync(at(dst, s.dst), at(src, s.src), bytes, cudaMemcpyDefault, stream));
-  } else {
-    launch_box_copy(BoxSide{src, s.src.alloc, s.src.lo}, BoxSide{dst, s.dst.alloc, s.dst.lo}, s.size, element_size_,
-                    stream, max_blocks);
-  }
+  run_exchange_step(s, buffer(s.src.buffer, data), buffer(s.dst.buffer, data), element_size_, stream, max_blocks);
 }
 
 void FieldEngine::run_batch(std::span<const Instruction> batch, std::span<void* const> data, cudaStream_t stream,

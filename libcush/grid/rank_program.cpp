@@ -65,8 +65,8 @@ RankProgram rank_program(const ExchangeProgram& program, std::span<const int> bl
       if (!step.contiguous || from != step.stream)
         throw std::logic_error("cush: a step of the exchange program writes into another rank's memory from a kernel");
       const std::size_t cells = box_span(step.src.alloc, step.size);
-      if (on(from)) mine.outgoing.push_back(RankTransfer{here, block_rank[to], from, step.src, cells});
-      if (on(to)) mine.incoming.push_back(RankTransfer{here, block_rank[from], to, step.dst, cells});
+      if (on(from)) mine.outgoing.push_back(RankTransfer{here, block_rank[to], from, step.src, cells, to});
+      if (on(to)) mine.incoming.push_back(RankTransfer{here, block_rank[from], to, step.dst, cells, from});
     }
     for (const auto& link : phase.links)
       if (on(link.first) && on(link.second)) mine.links.push_back(link);

@@ -25,6 +25,7 @@ struct RankTransfer {
   std::size_t block = 0;  ///< the block of this rank whose device (stream) the transfer runs on
   StepSide side;
   std::size_t cells = 0;
+  std::size_t peer_block = 0;  ///< the block at the other end (its device is NCCL rank peer_block)
 };
 
 /// One phase of one rank: its `sends` (packs, copies within the rank) run first, then the

@@ -110,4 +110,24 @@ std::vector<std::vector<std::uint64_t>> allgather_words(MPI_Comm comm, int size,
   return out;
 }
 
+namespace {
+constexpr std::size_t piece = std::size_t{1} << 30;
+}  // namespace
+
+void send_bytes(const void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm, std::vector<MPI_Request>& requests) {
+  const auto* p = static_cast<const std::byte*>(data);
+  for (std::size_t at = 0; at < bytes; at += piece) {
+    requests.emplace_back();
+    CUSH_MPI_CHECK(MPI_Isend(p + at, static_cast<int>(std::min(piece, bytes - at)), MPI_BYTE, peer, tag, comm, &requests.back()));
+  }
+}
+
+void receive_bytes(void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm, std::vector<MPI_Request>& requests) {
+  auto* p = static_cast<std::byte*>(data);
+  for (std::size_t at = 0; at < bytes; at += piece) {
+    requests.emplace_back();
+    CUSH_MPI_CHECK(MPI_Irecv(p + at, static_cast<int>(std::min(piece, bytes - at)), MPI_BYTE, peer, tag, comm, &requests.back()));
+  }
+}
+
 }  // namespace cush::detail

@@ -41,4 +41,11 @@ void wait_for_ranks(std::span<MPI_Request> requests, MPI_Comm comm, const char* 
 /// MPI_Allgather of one value of `type` per rank, waited for as wait_for_ranks does.
 void allgather_one(const void* mine, void* all, MPI_Datatype type, MPI_Comm comm, const char* where);
 
+/// A nonblocking send (receive) of `bytes` bytes to (from) rank `peer`, in pieces of at most
+/// 1 GiB (MPI counts are ints), each piece's request appended to `requests`. MPI keeps the order
+/// of one sender's messages with one tag, so the pieces, and messages sent one after another,
+/// arrive in order.
+void send_bytes(const void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm, std::vector<MPI_Request>& requests);
+void receive_bytes(void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm, std::vector<MPI_Request>& requests);
+
 }  // namespace cush::detail

@@ -11,33 +11,15 @@
 #include "mpi/mpi_call.hpp"
 #include "mpi/rank_layout.hpp"
 #include "mpi/rank_nccl.hpp"
+#include "mpi/together.hpp"
 #include "transports/nccl_communicator.hpp"
 
 namespace cush {
 
 namespace {
 
-// Messages of a plan's scatter or gather on the group's own communicator; a rank's part goes in
-// pieces of at most 1 GiB (MPI counts are ints), in order (MPI keeps the order of one sender's
-// messages with one tag).
+// Messages of a plan's scatter or gather on the group's own communicator.
 constexpr int tag = 0x6375;
-constexpr std::size_t piece = std::size_t{1} << 30;
-
-void send_bytes(const void* data, std::size_t bytes, int to, MPI_Comm comm, std::vector<MPI_Request>& requests) {
-  const auto* p = static_cast<const std::byte*>(data);
-  for (std::size_t at = 0; at < bytes; at += piece) {
-    requests.emplace_back();
-    CUSH_MPI_CHECK(MPI_Isend(p + at, static_cast<int>(std::min(piece, bytes - at)), MPI_BYTE, to, tag, comm, &requests.back()));
-  }
-}
-
-void receive_bytes(void* data, std::size_t bytes, int from, MPI_Comm comm, std::vector<MPI_Request>& requests) {
-  auto* p = static_cast<std::byte*>(data);
-  for (std::size_t at = 0; at < bytes; at += piece) {
-    requests.emplace_back();
-    CUSH_MPI_CHECK(MPI_Irecv(p + at, static_cast<int>(std::min(piece, bytes - at)), MPI_BYTE, from, tag, comm, &requests.back()));
-  }
-}
 
 }  // namespace
 
@@ -111,16 +93,7 @@ Distribution RankPlanBase::local_distribution() const {
 }
 
 void RankPlanBase::check_root(const void* host, int root, const char* where) const {
-  const ProcessGroup& g = *impl().group;
-  g.agree(where, "the root", static_cast<std::uint64_t>(static_cast<std::int64_t>(root)));
-  if (root < 0 || root >= g.size())
-    throw InvalidArgument(where, "root", std::to_string(root) + " is not a rank of the group (" + std::to_string(g.size()) + " ranks)");
-  // Only the root knows its pointer: it tells the others before anyone throws.
-  int null_on_root = g.rank() == root && host == nullptr && impl().n > 0 ? 1 : 0;
-  MPI_Request request = MPI_REQUEST_NULL;
-  CUSH_MPI_CHECK(MPI_Ibcast(&null_on_root, 1, MPI_INT, root, g.comm(), &request));
-  detail::wait_for_ranks(std::span<MPI_Request>(&request, 1), g.comm(), where);
-  if (null_on_root != 0) throw InvalidArgument(where, "host", "the root's host buffer is null");
+  detail::check_root(*impl().group, host, impl().n > 0, root, where);
 }
 
 void RankPlanBase::distribute(const void* host, void* into, std::size_t element_size, int root) const {
@@ -130,10 +103,10 @@ void RankPlanBase::distribute(const void* host, void* into, std::size_t element_
     for (int r = 0; r < g.size(); ++r) {
       const Range part = impl().ranges[static_cast<std::size_t>(r)];
       if (r == root || part.count == 0) continue;
-      send_bytes(static_cast<const std::byte*>(host) + part.offset * element_size, part.count * element_size, r, g.comm(), requests);
+      detail::send_bytes(static_cast<const std::byte*>(host) + part.offset * element_size, part.count * element_size, r, tag, g.comm(), requests);
     }
   } else if (local_range().count > 0) {
-    receive_bytes(into, local_range().count * element_size, root, g.comm(), requests);
+    detail::receive_bytes(into, local_range().count * element_size, root, tag, g.comm(), requests);
   }
   detail::wait_for_ranks(requests, g.comm(), "cush::RankPlan::scatter");
 }
@@ -158,10 +131,10 @@ void RankPlanBase::collect(const void* from, void* host, std::size_t element_siz
   if (g.rank() == root) {
     for (int r : senders) {
       const Range part = impl().ranges[static_cast<std::size_t>(r)];
-      receive_bytes(static_cast<std::byte*>(host) + part.offset * element_size, part.count * element_size, r, g.comm(), requests);
+      detail::receive_bytes(static_cast<std::byte*>(host) + part.offset * element_size, part.count * element_size, r, tag, g.comm(), requests);
     }
   } else if (std::find(senders.begin(), senders.end(), g.rank()) != senders.end()) {
-    send_bytes(from, local_range().count * element_size, root, g.comm(), requests);
+    detail::send_bytes(from, local_range().count * element_size, root, tag, g.comm(), requests);
   }
   detail::wait_for_ranks(requests, g.comm(), "cush::RankPlan::gather");
 }

@@ -41,6 +41,7 @@ struct RankMemory {
 struct Mail {
   std::vector<double> cells;
   int from = 0, to = 0;
+  std::size_t from_block = 0, to_block = 0;
 };
 
 // Runs every rank's program, a phase at a time per rank as far as its incoming transfers have
@@ -87,7 +88,8 @@ void run_over_ranks(const Decomposition& g, const std::vector<int>& block_rank, 
           const std::size_t from = cush_test::offset(t.side.alloc, t.side.lo);
           ASSERT_LE(from + t.cells, src.size());
           ASSERT_EQ(mailbox.count(t.tag), 0U) << "tag " << t.tag << " sent twice";
-          mailbox[t.tag] = Mail{{src.begin() + static_cast<std::ptrdiff_t>(from), src.begin() + static_cast<std::ptrdiff_t>(from + t.cells)}, r, t.peer};
+          ASSERT_EQ(block_rank[t.peer_block], t.peer);
+          mailbox[t.tag] = Mail{{src.begin() + static_cast<std::ptrdiff_t>(from), src.begin() + static_cast<std::ptrdiff_t>(from + t.cells)}, r, t.peer, t.block, t.peer_block};
           ++outgoing;
         }
         sent[i] = 1;
@@ -100,6 +102,9 @@ void run_over_ranks(const Decomposition& g, const std::vector<int>& block_rank, 
         const Mail& mail = mailbox.at(t.tag);
         ASSERT_EQ(mail.from, t.peer);
         ASSERT_EQ(mail.to, r);
+        // The two ends name each other's blocks (NCCL pairs the devices by them).
+        ASSERT_EQ(mail.from_block, t.peer_block);
+        ASSERT_EQ(mail.to_block, t.block);
         ASSERT_EQ(mail.cells.size(), t.cells);
         std::vector<double>& dst = m.at(t.side.buffer);
         const std::size_t to = cush_test::offset(t.side.alloc, t.side.lo);

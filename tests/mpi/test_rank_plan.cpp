@@ -22,29 +22,11 @@
 #include "cush/process_group.hpp"
 #include "cush/rank_plan.hpp"
 #include "cush/virtual_gpus.hpp"
+#include "mpi_gpus.hpp"
 #include "mpi_test.hpp"
 
 namespace {
 
-// This rank's GPUs: two of its own where the host has at least two GPUs per rank (2 ranks on 4
-// GPUs: 2 x 2, in reverse order), else one (its local rank modulo the GPUs it sees; 4 ranks on 4
-// GPUs: 4 x 1; several ranks may share one GPU); none without a GPU.
-std::vector<int> my_gpus() {
-  const int available = cush::DeviceSet::available();
-  if (available == 0) return {};
-  const int local = cush::ProcessGroup::local_rank(MPI_COMM_WORLD);
-  if (available >= 2 * cush::ProcessGroup::local_size(MPI_COMM_WORLD)) return {2 * local + 1, 2 * local};
-  return {local % available};
-}
-
-bool every_rank_has_a_gpu(const std::vector<int>& gpus) {
-  int mine = gpus.empty() ? 0 : 1, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
-
-#define REQUIRE_A_GPU_ON_EVERY_RANK(gpus) \
-  if (!every_rank_has_a_gpu(gpus)) GTEST_SKIP() << "needs a GPU on every rank"
 
 // This rank's devices for a group where rank 0 brings none.
 std::vector<int> group_devices(const std::vector<int>& gpus) {
@@ -53,16 +35,6 @@ std::vector<int> group_devices(const std::vector<int>& gpus) {
   return rank == 0 ? std::vector<int>{} : gpus;
 }
 
-// `call` throws InvalidArgument with `text` in its message.
-template <class F>
-void refused(F&& call, const std::string& text) {
-  try {
-    call();
-    ADD_FAILURE() << "no error (expected: " << text << ")";
-  } catch (const cush::InvalidArgument& e) {
-    EXPECT_TRUE(cush_test::contains(e.what(), text)) << e.what();
-  }
-}
 
 std::vector<std::int64_t> random_values(std::mt19937_64& rng, std::size_t n) {
   std::vector<std::int64_t> v(n);
@@ -71,7 +43,7 @@ std::vector<std::int64_t> random_values(std::mt19937_64& rng, std::size_t n) {
 }
 
 TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   std::mt19937_64 rng(6060);  // the same draws on every rank
@@ -135,7 +107,7 @@ TEST(RankPlanMpi, ScatterThenGatherRoundTripsFromEveryRootForEveryDistribution) 
 }
 
 TEST(RankPlanMpi, ARankWithoutDevicesTakesPartAsRoot) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
   // Rank 0 brings no GPU: it holds nothing, and scatters and gathers as the root.
   const cush::ProcessGroup group(MPI_COMM_WORLD, group_devices(gpus));
@@ -154,42 +126,22 @@ TEST(RankPlanMpi, ARankWithoutDevicesTakesPartAsRoot) {
 }
 
 TEST(RankPlanMpi, BadInputIsRefusedOnEveryRank) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   cush::RankPlan<float> plan(group, 1000);
   std::vector<float> host(1000, 1.0f);
-  refused([&] { plan.scatter(host.data(), group.size()); }, "is not a rank of the group");
-  refused([&] { plan.scatter(group.rank() == 0 ? nullptr : host.data(), 0); }, "the root's host buffer is null");
-  refused([&] { plan.gather(host.data(), group.rank() == 0 ? 1 : 0); }, "the ranks disagree on the root");
+  cush_test::refused([&] { plan.scatter(host.data(), group.size()); }, "is not a rank of the group");
+  cush_test::refused([&] { plan.scatter(group.rank() == 0 ? nullptr : host.data(), 0); }, "the root's host buffer is null");
+  cush_test::refused([&] { plan.gather(host.data(), group.rank() == 0 ? 1 : 0); }, "the ranks disagree on the root");
   // A moved-from plan refuses, on every rank alike (each rank moved its own).
   cush::RankPlan<float> moved = std::move(plan);
   EXPECT_EQ(plan.size(), 0U);
-  refused([&] { plan.scatter(host.data(), 0); }, "a moved-from plan over ranks");
+  cush_test::refused([&] { plan.scatter(host.data(), 0); }, "a moved-from plan over ranks");
   EXPECT_EQ(moved.size(), 1000U);
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
-// Whether every device of every rank is a GPU of its own (NCCL needs it): the PCI bus ids of the
-// physical GPUs behind the ranks' devices, gathered from every rank, have no repeat. Ranks share a
-// GPU where the host has fewer GPUs than ranks, and with virtual GPUs (CUSH_VIRTUAL_GPUS) where
-// the logical devices of different ranks are one physical GPU.
-bool gpus_are_distinct(const std::vector<int>& gpus) {
-  constexpr int max_devices = 2, id_chars = 32;  // my_gpus() gives a rank at most two
-  std::string mine(max_devices * id_chars, '\0');
-  for (std::size_t k = 0; k < gpus.size(); ++k)
-    CUSH_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.data() + k * id_chars, id_chars, cush::physical_device(gpus[k])));
-  int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);  // MPI errors end the test (MPI_ERRORS_ARE_FATAL)
-  std::string all(static_cast<std::size_t>(ranks) * mine.size(), '\0');
-  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(), static_cast<int>(mine.size()), MPI_CHAR,
-                MPI_COMM_WORLD);
-  std::vector<std::string> ids;
-  for (std::size_t at = 0; at < all.size(); at += id_chars)
-    if (all[at] != '\0') ids.emplace_back(all.c_str() + at);
-  std::sort(ids.begin(), ids.end());
-  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
-}
 
 // Every replica of this rank's part of `plan`, copied to the host (one vector per device).
 template <class T>
@@ -213,9 +165,9 @@ std::vector<std::int64_t> values_of_rank(int r, std::size_t n) {
 }
 
 TEST(RankPlanMpi, AllReduceOverRanksCombinesEveryReplicaOfEveryRank) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   for (std::size_t n : {std::size_t{1}, std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
     SCOPED_TRACE("n " + std::to_string(n) + ", rank " + std::to_string(group.rank()));
@@ -247,9 +199,9 @@ TEST(RankPlanMpi, AllReduceOverRanksCombinesEveryReplicaOfEveryRank) {
 }
 
 TEST(RankPlanMpi, BroadcastOverRanksFromEveryRoot) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   const std::size_t n = 77777;
   cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
@@ -265,9 +217,9 @@ TEST(RankPlanMpi, BroadcastOverRanksFromEveryRoot) {
 }
 
 TEST(RankPlanMpi, ReduceOverRanksIntoEveryRootLeavesTheOtherReplicas) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   const std::size_t n = 4099;
   cush::RankPlan<std::int64_t> plan(group, n, cush::Distribution::replicated());
@@ -289,9 +241,9 @@ TEST(RankPlanMpi, ReduceOverRanksIntoEveryRootLeavesTheOtherReplicas) {
 }
 
 TEST(RankPlanMpi, AllGatherOverRanksGivesEveryReplicaTheWholeExtent) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
-  if (!gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   std::mt19937_64 rng(6262);  // the same draws on every rank
   for (std::size_t n : {std::size_t{3}, std::size_t{100003}}) {
@@ -312,21 +264,21 @@ TEST(RankPlanMpi, AllGatherOverRanksGivesEveryReplicaTheWholeExtent) {
 }
 
 TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
-  const std::vector<int> gpus = my_gpus();
+  const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
   cush::RankPlan<float> split(group, 1000);  // uniform: not replicated
-  refused([&] { split.all_reduce(); }, "needs a replicated plan");
-  refused([&] { split.broadcast(0); }, "needs a replicated plan");
-  refused([&] { split.reduce(0); }, "needs a replicated plan");
+  cush_test::refused([&] { split.all_reduce(); }, "needs a replicated plan");
+  cush_test::refused([&] { split.broadcast(0); }, "needs a replicated plan");
+  cush_test::refused([&] { split.reduce(0); }, "needs a replicated plan");
   cush::RankPlan<float> replicated(group, 1000, cush::Distribution::replicated());
-  refused([&] { replicated.broadcast(group.size()); }, "is not a rank with devices");
-  refused([&] { replicated.reduce(-1); }, "is not a rank with devices");
-  refused([&] { split.all_gather(split); }, "gathers into a replicated plan");
-  refused([&] { replicated.all_gather(replicated); }, "every rank has it all already");
+  cush_test::refused([&] { replicated.broadcast(group.size()); }, "is not a rank with devices");
+  cush_test::refused([&] { replicated.reduce(-1); }, "is not a rank with devices");
+  cush_test::refused([&] { split.all_gather(split); }, "gathers into a replicated plan");
+  cush_test::refused([&] { replicated.all_gather(replicated); }, "every rank has it all already");
   cush::RankPlan<float> longer(group, 1001);
-  refused([&] { replicated.all_gather(longer); }, "1001 elements, this plan 1000");
-  if (!gpus_are_distinct(gpus)) refused([&] { replicated.all_reduce(); }, "are one GPU");
+  cush_test::refused([&] { replicated.all_gather(longer); }, "1001 elements, this plan 1000");
+  if (!cush_test::gpus_are_distinct(gpus)) cush_test::refused([&] { replicated.all_reduce(); }, "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
 
