@@ -84,7 +84,7 @@ class Guide(unittest.TestCase):
         # transpose.cuh needs nvcc, process_group.hpp needs MPI's headers (cush::mpi).
         included = set(re.findall(r'#include "cush/([a-z_]+\.(?:hpp|cuh))"', read("include/cush/cush.hpp")))
         headers = {f for f in os.listdir(os.path.join(ROOT, "include", "cush")) if f.endswith((".hpp", ".cuh"))}
-        self.assertEqual(sorted(headers - included - {"cush.hpp"}), ["process_group.hpp", "rank_plan.hpp", "transpose.cuh"])
+        self.assertEqual(sorted(headers - included - {"cush.hpp"}), ["process_group.hpp", "rank_field.hpp", "rank_plan.hpp", "transpose.cuh"])
 
 
 if __name__ == "__main__":
