@@ -13,6 +13,7 @@
 #include "cush/error.hpp"
 #include "grid/box_copy.hpp"
 #include "grid/exchange_step.hpp"
+#include "grid/step_batches.hpp"
 #include "mpi/mpi_call.hpp"
 #include "mpi/rank_nccl.hpp"
 #include "transports/nccl_communicator.hpp"
@@ -141,20 +142,44 @@ void RankExchange::transfer(const RankPhase& phase, std::span<void* const> data,
   }
 }
 
+void RankExchange::run_steps(std::span<const ExchangeStep> steps, std::span<void* const> data,
+                             std::span<const cudaStream_t> on) const {
+  for (std::size_t first = 0; first < steps.size();) {
+    const ExchangeStep& s = steps[first];
+    const std::size_t i = index_of(s.stream);
+    const DeviceGuard guard(local_.devices[i]);
+    // Box copies on one stream that touch none of each other's cells run as one launch (as in a
+    // Field's exchange, grid/step_batches.hpp): the ghosts of a periodic axis are two such copies.
+    std::size_t end = first + 1;
+    while (!s.contiguous && end < steps.size() && end - first < box_copy_max_batch && !steps[end].contiguous &&
+           steps[end].stream == s.stream &&
+           std::all_of(steps.begin() + static_cast<std::ptrdiff_t>(first), steps.begin() + static_cast<std::ptrdiff_t>(end),
+                       [&](const ExchangeStep& earlier) { return steps_independent(earlier, steps[end]); }))
+      ++end;
+    if (end - first == 1) {
+      run_exchange_step(s, buffer(s.src.buffer, data), buffer(s.dst.buffer, data), element_size_, on[i]);
+    } else {
+      BoxCopy boxes[box_copy_max_batch];
+      for (std::size_t k = first; k < end; ++k) {
+        const ExchangeStep& b = steps[k];
+        boxes[k - first] = BoxCopy{BoxSide{buffer(b.src.buffer, data), b.src.alloc, b.src.lo},
+                                   BoxSide{buffer(b.dst.buffer, data), b.dst.alloc, b.dst.lo}, b.size};
+      }
+      launch_box_copies(std::span<const BoxCopy>(boxes, end - first), element_size_, on[i]);
+    }
+    first = end;
+  }
+}
+
 void RankExchange::run_phases(std::size_t first, std::size_t last, std::span<void* const> data,
                               std::span<const cudaStream_t> on) {
   for (std::size_t p = first; p < last; ++p) {
     const RankPhase& phase = program_.phases[p];
     if (p >= in_place_) barrier(on);  // in place: every step within one block
-    const auto run = [&](const ExchangeStep& s) {
-      const std::size_t i = index_of(s.stream);
-      const DeviceGuard guard(local_.devices[i]);
-      run_exchange_step(s, buffer(s.src.buffer, data), buffer(s.dst.buffer, data), element_size_, on[i]);
-    };
-    std::for_each(phase.sends.begin(), phase.sends.end(), run);
+    run_steps(phase.sends, data, on);
     transfer(phase, data, on);
     if (!phase.links.empty()) barrier(on);
-    std::for_each(phase.receives.begin(), phase.receives.end(), run);
+    run_steps(phase.receives, data, on);
   }
 }
 

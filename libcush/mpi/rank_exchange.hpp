@@ -61,6 +61,7 @@ class RankExchange {
 
  private:
   void run_phases(std::size_t first, std::size_t last, std::span<void* const> data, std::span<const cudaStream_t> on);
+  void run_steps(std::span<const ExchangeStep> steps, std::span<void* const> data, std::span<const cudaStream_t> on) const;
   void barrier(std::span<const cudaStream_t> on) const;
   void transfer(const RankPhase& phase, std::span<void* const> data, std::span<const cudaStream_t> on);
   void transfer_nccl(const RankPhase& phase, std::span<void* const> data, std::span<const cudaStream_t> on) const;
