@@ -157,17 +157,17 @@ class RankField : public RankFieldBase {
     }
   }
 
-  /// Collective: as Field::exchange_overlapped, over this rank's blocks.
+  /// Collective: as Field::exchange_overlapped, over this rank's blocks: exchange_start(which),
+  /// update(block, box) for each block's interior at `radius`, exchange_finish(), then
+  /// update(block, box) for each box of the block's boundary.
+  template <class F>
+  void exchange_overlapped(const HaloComponents& which, std::size_t radius, F&& update) {
+    overlapped([&] { exchange_start(which); }, radius, update);
+  }
+  /// The same, every component exchanged.
   template <class F>
   void exchange_overlapped(std::size_t radius, F&& update) {
-    exchange_start();
-    for_each([&](const Block<T>& b) {
-      if (const Box in = grid().interior(b.pos(), radius); !in.empty()) update(b, in);
-    });
-    exchange_finish();
-    for_each([&](const Block<T>& b) {
-      for (const Box& box : grid().boundary(b.pos(), radius)) update(b, box);
-    });
+    overlapped([&] { exchange_start(); }, radius, update);
   }
 
   /// Collective: the root's global array `host` (as Field::scatter's; ignored elsewhere, may be
@@ -181,6 +181,18 @@ class RankField : public RankFieldBase {
  private:
   struct Alike {};
   RankField(const RankFieldBase& like, Alike, std::size_t components) : RankFieldBase(like, sizeof(T), components) {}
+
+  template <class Start, class F>
+  void overlapped(Start start, std::size_t radius, F& update) {
+    start();
+    for_each([&](const Block<T>& b) {
+      if (const Box in = grid().interior(b.pos(), radius); !in.empty()) update(b, in);
+    });
+    exchange_finish();
+    for_each([&](const Block<T>& b) {
+      for (const Box& box : grid().boundary(b.pos(), radius)) update(b, box);
+    });
+  }
 };
 
 }  // namespace cush
