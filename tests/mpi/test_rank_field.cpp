@@ -125,6 +125,40 @@ TEST(RankFieldMpi, EveryGhostOfEveryRankAfterEachKindOfExchange) {
   }
 }
 
+// An overlapped exchange of one component of two (exchange_overlapped(which, ...)): component 1's
+// ghosts filled everywhere, component 0's left unset, on every transport.
+TEST(RankFieldMpi, OverlappedExchangeOfSelectedComponents) {
+  const std::vector<int> gpus = cush_test::my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  std::mt19937 rng(5252);
+  cush::HaloComponents second;
+  for (std::size_t axis = 0; axis < 3; ++axis) second.fill(axis, -1, {1}).fill(axis, +1, {1});
+  for (const RankTransport transport : transports(gpus)) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const Decomposition g = random_grid_of(rng, group.devices().size());
+      SCOPED_TRACE(describe(g) + ", rank " + std::to_string(group.rank()));
+      cush::RankField<double> f(group, g, 2, transport);
+      fill(f);
+      std::size_t cells = 0;
+      f.exchange_overlapped(second, 1, [&](const cush::Block<double>&, const cush::Box& box) { cells += box.volume(); });
+      f.wait();
+      std::size_t owned = 0;
+      for (std::size_t pos : f.local_blocks()) {
+        owned += g.owned(pos).volume();
+        const cush::Block<double> b = f.block(pos);
+        std::vector<double> back(g.allocated_cells(pos));
+        CUSH_CUDA_CHECK(cudaMemcpy(back.data(), b.data(1), back.size() * sizeof(double), cudaMemcpyDeviceToHost));
+        cush_test::verify_buffer(g, pos, back);  // component 1: every ghost filled
+        CUSH_CUDA_CHECK(cudaMemcpy(back.data(), b.data(0), back.size() * sizeof(double), cudaMemcpyDeviceToHost));
+        EXPECT_EQ(back, cush_test::initial_buffer(g, pos)) << "component 0 changed";
+      }
+      EXPECT_EQ(cells, owned);
+      ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure())) << "trial " << trial;
+    }
+  }
+}
+
 TEST(RankFieldMpi, AutomaticTakesNcclWhereEveryDeviceIsAGpuOfItsOwn) {
   const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
