@@ -84,6 +84,13 @@ class RankPlanBase {
   void replicas_all_gather(const RankPlanBase& parts, std::span<void* const> src, std::span<const cudaStream_t> src_streams,
                            std::span<void* const> dst, std::span<const cudaStream_t> streams, std::size_t element_size,
                            const char* where) const;
+  /// Collective: `src`'s segments (`from[k]` on `from_streams[k]`, this rank's k-th device) to
+  /// this plan's (`to[k]`, `streams[k]`) by the transfer list of a copy (element g to element g)
+  /// or, with `all_to_all`, of cush::all_to_all's block transpose: copies within this rank on the
+  /// destination's streams, NCCL sends and receives between ranks in one group call.
+  void rank_copy(const RankPlanBase& src, std::span<void* const> from, std::span<const cudaStream_t> from_streams,
+                 std::span<void* const> to, std::span<const cudaStream_t> streams, std::size_t element_size,
+                 bool all_to_all, const char* where) const;
   /// Collective, over NCCL: the combination of every replica of every rank into rank `root`'s
   /// first replica; the other replicas stay as they are.
   void replicas_reduce(std::span<void* const> data, std::span<const cudaStream_t> streams, ElementType type, ReduceOp op,
@@ -201,6 +208,30 @@ class RankPlan : public RankPlanBase {
     auto [src, src_streams] = parts.local_segments();
     auto [dst, streams] = local_segments();
     replicas_all_gather(parts, src, src_streams, dst, streams, sizeof(T), "cush::RankPlan::all_gather");
+  }
+
+  /// Collective, over NCCL between the ranks' GPUs and copies within a rank: element g of `src`
+  /// (a plan over the same group with as many elements, not this one) to element g of this plan,
+  /// for every element. Any two distributions: a redistribution; into a replicated plan every
+  /// replica receives everything (an all-gather); from a replicated plan each piece is read from
+  /// one replica (a scatter among the GPUs). This plan's streams wait for `src`'s work first, and
+  /// `src`'s streams wait for the copies that read it; on this rank's streams, like cush::copy.
+  /// InvalidArgument on every rank for plans of different sizes.
+  void copy_from(const RankPlan<T>& src) {
+    auto [from, from_streams] = src.local_segments();
+    auto [to, streams] = local_segments();
+    rank_copy(src, from, from_streams, to, streams, sizeof(T), false, "cush::RankPlan::copy_from");
+  }
+
+  /// Collective, over NCCL: the all-to-all of cush::all_to_all from `src` into this plan (same
+  /// group and size, neither replicated): piece (i, j) of src's segment i, s_i d_j / n elements
+  /// (s, d: the segment sizes), goes to segment j, pieces in order of i: the block transpose of a
+  /// matrix split by rows on both sides. InvalidArgument on every rank where a piece is not a whole
+  /// number of elements.
+  void all_to_all_from(const RankPlan<T>& src) {
+    auto [from, from_streams] = src.local_segments();
+    auto [to, streams] = local_segments();
+    rank_copy(src, from, from_streams, to, streams, sizeof(T), true, "cush::RankPlan::all_to_all_from");
   }
 
   /// Waits for this rank's local work (not a collective).

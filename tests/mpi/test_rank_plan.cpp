@@ -263,6 +263,70 @@ TEST(RankPlanMpi, AllGatherOverRanksGivesEveryReplicaTheWholeExtent) {
   }
 }
 
+// copy_from between every pair of distributions (a redistribution, an all-gather into a
+// replicated plan, a scatter out of one), odd sizes: every element of the destination checked
+// (gathered to a root, or every replica of every rank).
+TEST(RankPlanMpi, CopyFromEveryDistributionToEvery) {
+  const std::vector<int> gpus = cush_test::my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  std::mt19937_64 rng(6262);  // the same draws on every rank
+  std::vector<double> weights;
+  for (std::size_t d = 0; d < group.devices().size(); ++d) weights.push_back(static_cast<double>(rng() % 4));  // zeros too
+  weights.back() += 1;
+  const std::vector<cush::Distribution> dists{cush::Distribution::uniform(), cush::Distribution::weighted(weights),
+                                              cush::Distribution::replicated()};
+  for (std::size_t n : {std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
+    const std::vector<std::int64_t> data = random_values(rng, n);
+    for (const cush::Distribution& from : dists)
+      for (const cush::Distribution& to : dists) {
+        SCOPED_TRACE(from.name() + " -> " + to.name() + ", n " + std::to_string(n) + ", rank " + std::to_string(group.rank()));
+        cush::RankPlan<std::int64_t> src(group, n, from), dst(group, n, to);
+        src.scatter(group.rank() == 0 ? data.data() : nullptr, 0);
+        dst.copy_from(src);
+        if (dst.layout().is_replicated()) {
+          for (const auto& replica : replicas_of(dst)) EXPECT_EQ(replica, data);
+        } else {
+          const int root = group.size() - 1;
+          std::vector<std::int64_t> back(group.rank() == root ? n : 0);
+          dst.gather(group.rank() == root ? back.data() : nullptr, root);
+          dst.wait();
+          if (group.rank() == root) EXPECT_EQ(back, data);
+        }
+        ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+      }
+  }
+}
+
+// all_to_all_from between two uniform plans of D x D pieces (D devices): destination segment j
+// holds piece j of every source segment, in order of the segments.
+TEST(RankPlanMpi, AllToAllFromIsTheBlockTransposeOfRowBlocks) {
+  const std::vector<int> gpus = cush_test::my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device (ranks share GPUs here)";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  const std::size_t d = group.devices().size();
+  std::mt19937_64 rng(6363);
+  for (std::size_t piece : {std::size_t{1}, std::size_t{777}, std::size_t{65537}}) {
+    const std::size_t n = d * d * piece;
+    const std::vector<std::int64_t> data = random_values(rng, n);
+    std::vector<std::int64_t> want(n);
+    for (std::size_t j = 0; j < d; ++j)
+      for (std::size_t i = 0; i < d; ++i)
+        for (std::size_t m = 0; m < piece; ++m) want[j * d * piece + i * piece + m] = data[i * d * piece + j * piece + m];
+    SCOPED_TRACE("piece " + std::to_string(piece) + ", rank " + std::to_string(group.rank()));
+    cush::RankPlan<std::int64_t> rows(group, n), cols(group, n);
+    rows.scatter(group.rank() == 0 ? data.data() : nullptr, 0);
+    cols.all_to_all_from(rows);
+    std::vector<std::int64_t> back(group.rank() == 0 ? n : 0);
+    cols.gather(group.rank() == 0 ? back.data() : nullptr, 0);
+    cols.wait();
+    if (group.rank() == 0) EXPECT_EQ(back, want);
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+  }
+}
+
 TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
@@ -278,6 +342,9 @@ TEST(RankPlanMpi, OperationsOverRanksRefuseWhatNcclCannotRunOnEveryRank) {
   cush_test::refused([&] { replicated.all_gather(replicated); }, "every rank has it all already");
   cush::RankPlan<float> longer(group, 1001);
   cush_test::refused([&] { replicated.all_gather(longer); }, "1001 elements, this plan 1000");
+  cush_test::refused([&] { split.copy_from(longer); }, "1001 elements, this plan 1000");
+  cush_test::refused([&] { split.copy_from(split); }, "is this plan");
+  cush_test::refused([&] { split.all_to_all_from(replicated); }, "two plans that are not replicated");
   if (!cush_test::gpus_are_distinct(gpus)) cush_test::refused([&] { replicated.all_reduce(); }, "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
 }
