@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import complexity, gbench, headline, manifest, perf
-from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, two_gpu
+from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, ranks, two_gpu
 
 # The measurements live in the results folder's data/ (its README.md, the manifest, lists them);
 # the pages, plots, summary.json and headline.md beside it.
@@ -78,10 +78,13 @@ def two_gpu_figures(results_dir):
 
 
 def multi_gpu_figures(results_dir):
-    """The multi-GPU goal entries (summaries/multi_gpu.py), one call after the other (oldest first)."""
+    """The multi-GPU goal entries (summaries/multi_gpu.py) and those of the cases across processes
+    (summaries/ranks.py: a call's bench_ranks file beside its bench_cases rows), one call after the
+    other (oldest first)."""
     entries = []
     for paths in multi_gpu.calls(glob.glob(os.path.join(results_dir, DATA, MULTI_GPU_GLOB))).values():
-        entries += multi_gpu.figures([gbench.load(p) for p in paths])
+        runs = [gbench.load(p) for p in paths]
+        entries += multi_gpu.figures(runs) + ranks.figures(runs)
     return entries
 
 
