@@ -196,6 +196,35 @@ TEST(RankFieldMpi, ScatterFromEveryRootGatherToAnother) {
   }
 }
 
+// Rank 0 brings no GPU: it holds no block, scatters and gathers as the root, and takes part in
+// every exchange (which moves nothing of its own), over every transport.
+TEST(RankFieldMpi, ARankWithoutDevicesTakesPartAsRoot) {
+  const std::vector<int> gpus = cush_test::my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const cush::ProcessGroup group(MPI_COMM_WORLD, rank == 0 ? std::vector<int>{} : gpus);
+  std::mt19937 rng(5353);
+  for (const RankTransport transport : transports(gpus)) {
+    const Decomposition g = random_grid_of(rng, group.devices().size());
+    SCOPED_TRACE(describe(g) + ", rank " + std::to_string(rank));
+    cush::RankField<double> f(group, g, 1, transport);
+    EXPECT_EQ(f.local_blocks().empty(), rank == 0);
+    fill(f);
+    f.exchange();
+    verify(f);
+    const std::size_t cells = g.extent()[0] * g.extent()[1] * g.extent()[2];
+    std::vector<double> data(cells);
+    for (auto& x : data) x = std::uniform_real_distribution<double>(-1, 1)(rng);
+    f.scatter(rank == 0 ? data.data() : nullptr, 0);
+    std::vector<double> back(rank == 0 ? cells : 0);
+    f.gather(rank == 0 ? back.data() : nullptr, 0);
+    f.wait();
+    if (rank == 0) EXPECT_EQ(back, data);
+    ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+  }
+}
+
 TEST(RankFieldMpi, OtherRanksBlocksAndMisuseAreRefused) {
   const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
