@@ -243,14 +243,10 @@ class TraceCsv(InTempDir):
             trace.load(self.path("k.csv"))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 class TraceFiles(InTempDir):
     """The tracer's CSV gzipped (as scripts/gpu_check.sh keeps it) reads as the plain one; a
     missing file, or one that is neither a trace CSV nor an SQLite export, is an InputError naming
     it, and the command line says so in one line with a non-zero exit."""
-
 
     def test_a_gzipped_csv_gives_the_activities_and_calls_of_the_plain_one(self):
         import gzip
@@ -282,3 +278,7 @@ class TraceFiles(InTempDir):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("notes.txt: neither cush_trace's CSV", done.stderr)
         self.assertNotIn("Traceback", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
