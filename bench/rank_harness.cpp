@@ -19,6 +19,13 @@ namespace {
 
 Setup the_setup;
 
+// CUSH_BENCH_RANK_GPUS: the GPUs each rank takes (default 1).
+int gpus_per_rank() {
+  const char* text = std::getenv("CUSH_BENCH_RANK_GPUS");
+  const int k = text != nullptr ? std::atoi(text) : 1;
+  return k > 0 ? k : 1;
+}
+
 int iterations() {
   const char* text = std::getenv("CUSH_BENCH_RANK_ITERATIONS");
   const int n = text != nullptr ? std::atoi(text) : 10;
@@ -35,6 +42,12 @@ class Silent : public benchmark::BenchmarkReporter {
 }  // namespace
 
 const Setup& setup() { return the_setup; }
+
+std::string on(std::size_t n) {
+  const std::string p = std::to_string(the_setup.group->size()) + "proc";
+  const int k = the_setup.gpus_per_rank;
+  return "/" + p + (k == 1 ? "" : std::to_string(k) + "gpu") + "/" + std::to_string(n);
+}
 
 void add_row(const std::string& name, std::function<void(benchmark::State&)> f) {
   benchmark::RegisterBenchmark(name.c_str(), [f, name](benchmark::State& state) {
@@ -77,8 +90,21 @@ int run(int argc, char** argv, const char* program, void (*register_rows)()) {
     if (rank == 0) std::printf("%s: a rank has no GPU; nothing to measure.\n", program);
   } else if (rc == 0) {
     const int local = cush::ProcessGroup::local_rank(MPI_COMM_WORLD);
-    const cush::ProcessGroup group(MPI_COMM_WORLD, {local % gpus});
-    the_setup = Setup{&group, cush::physical_device(local % gpus)};
+    const int k = gpus_per_rank();
+    std::vector<int> mine{local % gpus};
+    if (k > 1) {
+      mine.clear();
+      for (int j = 0; j < k; ++j) mine.push_back(local * k + j);
+    }
+    int fit = k == 1 || (local + 1) * k <= gpus ? 1 : 0, all_fit = 0;
+    MPI_Allreduce(&fit, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_fit == 0) {
+      if (rank == 0) std::fprintf(stderr, "%s: CUSH_BENCH_RANK_GPUS=%d: a rank's GPUs are not on its host (%d seen)\n", program, k, gpus);
+      MPI_Finalize();
+      return 1;
+    }
+    const cush::ProcessGroup group(MPI_COMM_WORLD, mine);
+    the_setup = Setup{&group, cush::physical_device(mine.front()), k};
     if (rank == 0) add_context();
     register_rows();
     Silent silent;

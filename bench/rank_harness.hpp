@@ -13,13 +13,20 @@
 
 namespace cush_bench::ranks {
 
-/// The run's group (every rank, one GPU each: its local rank modulo the GPUs it sees) and this
-/// rank's GPU as a CUDA ordinal.
+/// The run's group and this rank's first GPU as a CUDA ordinal. Every rank takes one GPU (its
+/// local rank modulo the GPUs it sees), or CUSH_BENCH_RANK_GPUS = k of them (local rank r: GPUs
+/// r k to r k + k - 1; an error where the host has fewer): `mpiexec -n 1` with k = 4 runs the
+/// rows over ranks as one process driving 4 GPUs.
 struct Setup {
   const cush::ProcessGroup* group = nullptr;
   int device = 0;
+  int gpus_per_rank = 1;
 };
 [[nodiscard]] const Setup& setup();
+
+/// "/<p>proc/<n>" for rows of p processes of one GPU each, "/<p>proc<k>gpu/<n>" with k GPUs a
+/// process (rows that summaries/ranks.py leaves out: they are checks, not the figure).
+[[nodiscard]] std::string on(std::size_t n);
 
 /// Registers `f` under `name`: manual time in milliseconds, CUSH_BENCH_RANK_ITERATIONS (default
 /// 10) iterations.

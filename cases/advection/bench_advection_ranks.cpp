@@ -5,7 +5,7 @@
 //   case/advection_ranks_overlap/<variant>/<p>proc/<n>  the interior overlapping the exchange
 // with <variant> rank_cush (cush::RankField) or rank_cuda (raw MPI + NCCL); compare with
 // bench_cases' case/advection[_overlap]/multi_*/<p>gpu/<n> (one process driving p GPUs).
-// Counters as bench_advection's (Gpts/s, GB/s) and gpus (the processes). CUSH_BENCH_ADVECTION_MAX_N
+// Counters as bench_advection's (Gpts/s, GB/s) and gpus (every rank's GPUs). CUSH_BENCH_ADVECTION_MAX_N
 // caps n (default 1024).
 
 #include <memory>
@@ -63,17 +63,17 @@ void steps(benchmark::State& state, const std::string& row, adv::Grid g, adv::Op
 }  // namespace
 
 void register_advection_ranks() {
-  const int processes = ranks::setup().group->size();
   for (std::size_t n : {256U, 512U, 1024U}) {
     if (n > cush::detail::env::size("CUSH_BENCH_ADVECTION_MAX_N")) continue;
     const adv::Grid cube{n, n, n};
-    const std::string on = "/" + std::to_string(processes) + "proc/" + std::to_string(n);
+    const std::string on = ranks::on(n);
     for (const auto& [family, schedule] : {std::pair{"advection_ranks", adv::Schedule::bulk},
                                            std::pair{"advection_ranks_overlap", adv::Schedule::overlap}}) {
       const adv::Options o{schedule, 1};
       const std::string raw = std::string("case/") + family + "/rank_cuda" + on;
       const std::string cush = std::string("case/") + family + "/rank_cush" + on;
-      ranks::add_row(raw, [raw, cube, o](benchmark::State& s) { steps<adv::RankCuda>(s, raw, cube, o); });
+      if (ranks::setup().gpus_per_rank == 1)  // the raw twin takes one GPU a process
+        ranks::add_row(raw, [raw, cube, o](benchmark::State& s) { steps<adv::RankCuda>(s, raw, cube, o); });
       ranks::add_row(cush, [cush, cube, o](benchmark::State& s) { steps<adv::RankCush>(s, cush, cube, o); });
     }
   }

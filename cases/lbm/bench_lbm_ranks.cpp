@@ -5,7 +5,7 @@
 // with <variant> rank_cush (cush::RankField) or rank_cuda (raw MPI + NCCL); compare with
 // bench_cases' case/lbm_<pattern>_<storage>/multi_*/<p>gpu/<M> (one process driving p GPUs).
 // Steps per iteration as bench_lbm's (1000 up to M = 320, 100 above); counters MLUPS, GB/s, gpus
-// (the processes). A row whose slab does not fit a rank's GPU is skipped (on every rank: the ranks
+// (every rank's GPUs). A row whose slab does not fit a rank's GPU is skipped (on every rank: the ranks
 // decide together). CUSH_BENCH_LBM_MAX_M caps M (default 1024).
 
 #include <mpi.h>
@@ -32,7 +32,7 @@ namespace ranks = cush_bench::ranks;
 bool fits(const lbm::Duct& d, lbm::Options o) {
   const ranks::Setup& s = ranks::setup();
   const std::size_t lattices = o.pattern == lbm::Pattern::ab ? 2 : 1;
-  const std::size_t per_gpu = lbm::padded_pitch(d.nx) * d.ny * (d.nz / static_cast<std::size_t>(s.group->size()) + 3) *
+  const std::size_t per_gpu = lbm::padded_pitch(d.nx) * d.ny * (d.nz / s.group->devices().size() + 3) *
                               lbm::kQ * lbm::storage_bytes(o.storage) * lattices;
   std::size_t free = 0, total = 0;
   CUSH_CUDA_CHECK(cudaSetDevice(s.device));
@@ -70,7 +70,7 @@ void steps(benchmark::State& state, const std::string& row, lbm::Duct d, lbm::Op
   const double updates = static_cast<double>(d.cells()) * static_cast<double>(count) * static_cast<double>(state.iterations());
   state.counters["MLUPS"] = updates / seconds / 1e6;
   state.counters["GB/s"] = updates * static_cast<double>(lbm::bytes_per_update(o.storage)) / seconds / 1e9;
-  state.counters["gpus"] = ranks::setup().group->size();
+  state.counters["gpus"] = static_cast<double>(ranks::setup().group->devices().size());
 }
 
 const char* name(lbm::Options o) {
@@ -81,17 +81,17 @@ const char* name(lbm::Options o) {
 }  // namespace
 
 void register_lbm_ranks() {
-  const int processes = ranks::setup().group->size();
   for (lbm::Pattern p : {lbm::Pattern::esoteric, lbm::Pattern::ab})
     for (lbm::Storage st : {lbm::Storage::fp32, lbm::Storage::fp16s}) {
       const lbm::Options o{p, st, true};
       for (std::size_t m : {256U, 512U, 1024U}) {
         if (m > cush::detail::env::size("CUSH_BENCH_LBM_MAX_M")) continue;
         const lbm::Duct d{m, m, 256, 0.8, 0.0};
-        const std::string on = "/" + std::to_string(processes) + "proc/" + std::to_string(m);
+        const std::string on = ranks::on(m);
         const std::string base = std::string("case/lbm_ranks_") + name(o);
         const std::string raw = base + "/rank_cuda" + on, cush = base + "/rank_cush" + on;
-        ranks::add_row(raw, [raw, d, o](benchmark::State& s) { steps<lbm::RankCuda>(s, raw, d, o); });
+        if (ranks::setup().gpus_per_rank == 1)  // the raw twin takes one GPU a process
+          ranks::add_row(raw, [raw, d, o](benchmark::State& s) { steps<lbm::RankCuda>(s, raw, d, o); });
         ranks::add_row(cush, [cush, d, o](benchmark::State& s) { steps<lbm::RankCush>(s, cush, d, o); });
       }
     }

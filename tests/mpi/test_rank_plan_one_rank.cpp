@@ -146,7 +146,11 @@ TEST(OneRankPlan, AllToAllEqualsThePlans) {
   }
 }
 
-TEST(OneRankPlan, ReductionsBroadcastAndAllGatherEqualThePlans) {
+// Replicated plans over every GPU, each replica its own random draws, then the operation on the
+// RankPlan (NCCL) and on the Plan (cush's transports): every replica equal. `operation(ranked,
+// plan)` runs both.
+template <class Operation>
+void expect_replicas_equal_after(Operation&& operation) {
   const std::vector<int> gpus = every_gpu();
   REQUIRE_ONE_RANK_WITH_A_GPU(gpus);
   if (!cush_test::gpus_are_distinct(gpus)) GTEST_SKIP() << "NCCL needs a GPU of its own for each device";
@@ -155,38 +159,53 @@ TEST(OneRankPlan, ReductionsBroadcastAndAllGatherEqualThePlans) {
   std::mt19937_64 rng(8282);
   for (std::size_t n : {std::size_t{1}, std::size_t{1001}, (std::size_t{1} << 20) + 3}) {
     SCOPED_TRACE("n " + std::to_string(n));
-    // Every replica different: replica k holds its own draws.
-    const auto fill = [&](auto& ranked, auto& plan) {
-      for (std::size_t pos = 0; pos < gpus.size(); ++pos) {
-        const std::vector<std::int64_t> v = random_values(rng, n);
-        CUSH_CUDA_CHECK(cudaMemcpy(ranked.local().segment(pos).data(), v.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice));
-        CUSH_CUDA_CHECK(cudaMemcpy(plan.segment(pos).data(), v.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice));
-      }
-    };
     cush::RankPlan<std::int64_t> ranked(group, n, cush::Distribution::replicated());
     cush::Plan<std::int64_t> plan(devices, n, cush::Distribution::replicated());
-    fill(ranked, plan);
+    for (std::size_t pos = 0; pos < gpus.size(); ++pos) {
+      const std::vector<std::int64_t> v = random_values(rng, n);
+      CUSH_CUDA_CHECK(cudaMemcpy(ranked.local().segment(pos).data(), v.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+      CUSH_CUDA_CHECK(cudaMemcpy(plan.segment(pos).data(), v.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    }
+    operation(ranked, plan);
+    EXPECT_EQ(segments_of(ranked), segments_of(plan));
+  }
+}
+
+TEST(OneRankPlan, AllReduceEqualsThePlans) {
+  expect_replicas_equal_after([](auto& ranked, auto& plan) {
     ranked.all_reduce(cush::ReduceOp::sum);
     cush::all_reduce(plan, cush::ReduceOp::sum);
-    EXPECT_EQ(segments_of(ranked), segments_of(plan)) << "all_reduce";
-    fill(ranked, plan);
+  });
+}
+
+TEST(OneRankPlan, ReduceEqualsThePlans) {
+  expect_replicas_equal_after([](auto& ranked, auto& plan) {
     ranked.reduce(0, cush::ReduceOp::max);
     cush::reduce(plan, cush::ReduceOp::max, 0);
-    EXPECT_EQ(segments_of(ranked), segments_of(plan)) << "reduce";
-    fill(ranked, plan);
+  });
+}
+
+TEST(OneRankPlan, BroadcastEqualsThePlans) {
+  expect_replicas_equal_after([](auto& ranked, auto& plan) {
     ranked.broadcast(0);
     cush::broadcast(plan, 0);
-    EXPECT_EQ(segments_of(ranked), segments_of(plan)) << "broadcast";
-    const std::vector<std::int64_t> data = random_values(rng, n);
-    cush::RankPlan<std::int64_t> ranked_parts(group, n);
-    cush::Plan<std::int64_t> parts(devices, n);
+  });
+}
+
+// The all-gather overwrites every replica with the whole extent of a plan split over the GPUs.
+TEST(OneRankPlan, AllGatherEqualsThePlans) {
+  expect_replicas_equal_after([](auto& ranked, auto& plan) {
+    std::mt19937_64 rng(8383);
+    const std::vector<std::int64_t> data = random_values(rng, plan.size());
+    cush::RankPlan<std::int64_t> ranked_parts(ranked.group(), plan.size());
+    cush::Plan<std::int64_t> parts(plan.devices(), plan.size());
     ranked_parts.scatter(data.data(), 0);
     parts.scatter(data.data());
     ranked.all_gather(ranked_parts);
     cush::all_gather(parts, plan);
-    EXPECT_EQ(segments_of(ranked), segments_of(plan)) << "all_gather";
+    ranked.wait();  // before the parts go
     for (const auto& replica : segments_of(plan)) EXPECT_EQ(replica, data);
-  }
+  });
 }
 
 }  // namespace
