@@ -45,12 +45,15 @@ inline bool every_rank_has_a_gpu(const std::vector<int>& gpus) {
 // GPU where the host has fewer GPUs than ranks, and with virtual GPUs (CUSH_VIRTUAL_GPUS) where
 // the logical devices of different ranks are one physical GPU.
 inline bool gpus_are_distinct(const std::vector<int>& gpus) {
-  constexpr int max_devices = 2, id_chars = 32;  // my_gpus() gives a rank at most two
-  std::string mine(max_devices * id_chars, '\0');
+  constexpr std::size_t id_chars = 32;
+  // Every rank sends as many ids as the rank with the most devices has.
+  int count = static_cast<int>(gpus.size()), most = 0;
+  MPI_Allreduce(&count, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);  // MPI errors end the test (MPI_ERRORS_ARE_FATAL)
+  std::string mine(static_cast<std::size_t>(most) * id_chars, '\0');
   for (std::size_t k = 0; k < gpus.size(); ++k)
     CUSH_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.data() + k * id_chars, id_chars, cush::physical_device(gpus[k])));
   int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);  // MPI errors end the test (MPI_ERRORS_ARE_FATAL)
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::string all(static_cast<std::size_t>(ranks) * mine.size(), '\0');
   MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(), static_cast<int>(mine.size()), MPI_CHAR,
                 MPI_COMM_WORLD);
