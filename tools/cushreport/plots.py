@@ -60,13 +60,17 @@ def complexity_chart(rows, path):
 
 
 def case_charts(case, samples, out_dir, stem=None):
-    """<stem>_time.png, <stem>_scaling.png and, where a size was measured on two GPU counts or more,
-    <stem>_gpus.png (stem: the case's name unless given); samples: (case, variant, gpus, n) -> [ms]."""
+    """<stem>_time.png; <stem>_scaling.png where there is something to scale against (a single-GPU
+    reference, or two GPU counts); and, where a size was measured on two GPU counts or more,
+    <stem>_gpus.png (stem: the case's name unless given); samples: (case, variant, gpus, n) -> [ms].
+    A file of one GPU count without the reference (e.g. the one-process rows beside a run across
+    processes) has no scaling chart, so the headline keeps the newest run that has one."""
     keys = [k for k in samples if k[0] == case]
     gpus_all = sorted({k[2] for k in keys})
     sizes = sorted({k[3] for k in keys})
-    charts = [_time_chart(case, samples, gpus_all, sizes, out_dir, stem or case),
-              _scaling_chart(case, samples, gpus_all, sizes, out_dir, stem or case)]
+    charts = [_time_chart(case, samples, gpus_all, sizes, out_dir, stem or case)]
+    if len(gpus_all) > 1 or any(k[1] == "single" for k in keys):
+        charts.append(_scaling_chart(case, samples, gpus_all, sizes, out_dir, stem or case))
     n = gpu_count_size(case, samples)
     if n is not None:
         charts.append(_gpu_count_chart(case, samples, n, out_dir, stem or case))
