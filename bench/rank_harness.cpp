@@ -86,23 +86,23 @@ int run(int argc, char** argv, const char* program, void (*register_rows)()) {
     rc = 1;
   }
   MPI_Allreduce(&gpus, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (rc == 0 && fewest == 0) {
+  const int k = gpus_per_rank();
+  const int local = cush::ProcessGroup::local_rank(MPI_COMM_WORLD);
+  // Local rank r takes GPU r mod the count, or GPUs r k to r k + k - 1, which must exist. The
+  // ranks decide together: a problem on one stops all.
+  if (rc == 0 && fewest > 0 && k > 1 && (local + 1) * k > gpus) {
+    std::fprintf(stderr, "%s: CUSH_BENCH_RANK_GPUS=%d: this host has %d GPUs, fewer than its ranks x %d\n", program, k, gpus, k);
+    rc = 1;
+  }
+  int ok = rc == 0 ? 1 : 0, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all_ok == 0) {
+    rc = rc == 0 ? 1 : rc;
+  } else if (fewest == 0) {
     if (rank == 0) std::printf("%s: a rank has no GPU; nothing to measure.\n", program);
-  } else if (rc == 0) {
-    const int local = cush::ProcessGroup::local_rank(MPI_COMM_WORLD);
-    const int k = gpus_per_rank();
-    std::vector<int> mine{local % gpus};
-    if (k > 1) {
-      mine.clear();
-      for (int j = 0; j < k; ++j) mine.push_back(local * k + j);
-    }
-    int fit = k == 1 || (local + 1) * k <= gpus ? 1 : 0, all_fit = 0;
-    MPI_Allreduce(&fit, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all_fit == 0) {
-      if (rank == 0) std::fprintf(stderr, "%s: CUSH_BENCH_RANK_GPUS=%d: a rank's GPUs are not on its host (%d seen)\n", program, k, gpus);
-      MPI_Finalize();
-      return 1;
-    }
+  } else {
+    std::vector<int> mine;
+    for (int j = 0; j < k; ++j) mine.push_back(k == 1 ? local % gpus : local * k + j);
     const cush::ProcessGroup group(MPI_COMM_WORLD, mine);
     the_setup = Setup{&group, cush::physical_device(mine.front()), k};
     if (rank == 0) add_context();

@@ -109,6 +109,18 @@ class Performance(TempDir):
         for e in entries:
             self.assertTrue({"name", "value", "unit", "reference", "ratio", "device", "date", "source"} <= set(e), e)
 
+    def test_no_scaling_chart_without_a_reference_or_a_second_gpu_count(self):
+        """One GPU count and no single-GPU rows (the one-process rows beside a run across processes):
+        a time chart, no scaling chart; with the single-GPU reference added, both."""
+        from cushreport import plots
+        four = {("demo", v, 4, n): [1.0 + n / 1e6] for v in ("multi_cuda", "multi_cush") for n in (256, 1024)}
+        made = [os.path.basename(p) for p in plots.case_charts("demo", four, self.dir, "four")]
+        self.assertEqual(made, ["four_time.png"])
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "four_scaling.png")))
+        with_single = {**four, **{("demo", "single", 1, n): [4.0] for n in (256, 1024)}}
+        made = [os.path.basename(p) for p in plots.case_charts("demo", with_single, self.dir, "ref")]
+        self.assertIn("ref_scaling.png", made)
+
     def test_rows_labelled_by_log2_of_the_size(self):
         # case/fft_*/.../<e> means N = 2^e: tables print 2^e, the F-test and figures see N.
         rows = []
