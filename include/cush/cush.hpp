@@ -10,6 +10,7 @@
 #include "cush/distribution.hpp"
 #include "cush/error.hpp"
 #include "cush/field.hpp"
+#include "cush/graph.hpp"
 #include "cush/grid.hpp"
 #include "cush/halo_components.hpp"
 #include "cush/host_device.hpp"
