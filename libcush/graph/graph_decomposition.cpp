@@ -69,7 +69,7 @@ GraphPart::GraphPart(std::vector<std::int64_t> global, const std::array<std::siz
 }
 
 Range GraphPart::ghosts_from(std::size_t h) const {
-  if (h + 1 >= ghost_offsets_.size())
+  if (h >= ghost_offsets_.size() - 1)  // not h + 1 >= size(): h = SIZE_MAX wraps to 0
     throw InvalidArgument("cush::GraphPart::ghosts_from", "h",
                           "part " + std::to_string(h) + " of " + std::to_string(ghost_offsets_.size() - 1));
   return {ghost_offsets_[h], ghost_offsets_[h + 1] - ghost_offsets_[h]};
