@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -294,13 +294,19 @@ TEST(RbffdHost, BadInputIsRejectedNamingTheItem) {
   expect_invalid([&] { rbf::rk4(m, u, -1.0, 1); }, "time step");
 }
 
-// The kNN search is O(N n): N = 160,000 in a few seconds on one core (printed, loosely bounded).
-TEST(RbffdHost, NearestNeighboursScale) {
+// The grid search at the size of the spec's largest reference run: every row holds n nodes, the centre
+// first, each node once. (Its speed belongs in a benchmark, not here.)
+TEST(RbffdHost, NearestNeighboursAtTheLargestReferenceSize) {
   const auto nodes = rbf::fibonacci_nodes(160000);
-  const auto t0 = std::chrono::steady_clock::now();
   const auto s = rbf::nearest_neighbours(nodes, stencil_size);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("rbffd: kNN, N = 160000, n = 31: %.2f s\n", seconds);
-  EXPECT_EQ(s.cols.size(), 160000u * 31);
-  EXPECT_LT(seconds, 20.0);
+  ASSERT_EQ(s.cols.size(), 160000u * 31);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto first = static_cast<std::size_t>(s.row_ptr[i]);
+    ASSERT_EQ(s.row_ptr[i + 1] - s.row_ptr[i], 31) << "row " << i;
+    ASSERT_EQ(s.cols[first], static_cast<std::int64_t>(i)) << "row " << i;
+    std::vector<std::int64_t> row(s.cols.begin() + static_cast<std::ptrdiff_t>(first),
+                                  s.cols.begin() + static_cast<std::ptrdiff_t>(first + 31));
+    std::sort(row.begin(), row.end());
+    ASSERT_EQ(std::adjacent_find(row.begin(), row.end()), row.end()) << "row " << i << " holds a node twice";
+  }
 }
