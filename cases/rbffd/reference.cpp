@@ -81,6 +81,16 @@ double y73_exact(Point p, double t, const Coefficients& c) {
   return std::exp(y73_eigenvalue * c.nu * t) * y73(rotate(p, back));
 }
 
+double gaussian_bell(Point p, Point c) {
+  const Point d{p.x - c.x, p.y - c.y, p.z - c.z};
+  return std::exp(-25 * dot(d, d));
+}
+
+double cosine_bell(Point p, Point c, double r0) {
+  const double r = std::acos(std::clamp(dot(p, c), -1.0, 1.0));
+  return r < r0 ? 0.5 * (1 + std::cos(std::numbers::pi * r / r0)) : 0.0;
+}
+
 namespace {
 void same_size(std::span<const double> a, std::span<const double> b) {
   if (a.size() != b.size() || b.empty())

@@ -49,6 +49,13 @@ Point rotate(Point p, Point v);
 /// The exact solution from Y_7^3 at time t: e^{-56 nu t} Y_7^3(R_{-omega t} x).
 double y73_exact(Point p, double t, const Coefficients& c);
 
+/// The spec's bells (§4), centred at c (a point of the unit sphere): the Gaussian exp(-25 |p - c|^2) (chordal
+/// distance) and the cosine bell of great-circle radius r0 (Williamson et al. 1992, test 1, amplitude 1):
+/// (1 + cos(pi r / r0)) / 2 for the great-circle distance r = acos(p . c) < r0, else 0. Under solid-body rotation
+/// either moves as u(x, t) = u0(R_{-omega t} x), which is u0 again after a whole turn.
+double gaussian_bell(Point p, Point c);
+double cosine_bell(Point p, Point c, double r0);
+
 /// Error norms over the nodes: max |a - b| / max |b| and ||a - b||_2 / ||b||_2 (the nodes are near
 /// equal-area, so the plain sums stand for the integrals).
 double relative_max_error(std::span<const double> a, std::span<const double> b);
