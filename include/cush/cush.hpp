@@ -11,6 +11,7 @@
 #include "cush/error.hpp"
 #include "cush/field.hpp"
 #include "cush/graph.hpp"
+#include "cush/graph_field.hpp"
 #include "cush/grid.hpp"
 #include "cush/halo_components.hpp"
 #include "cush/host_device.hpp"

@@ -41,12 +41,18 @@ struct StepSide {
 /// (across devices when the buffers are on two; padding between whole rows is copied along),
 /// otherwise a box-copy kernel on the stream's device, which reads that device's memory and may
 /// store into a peer's (a pack straight into the receiver's memory).
+///
+/// A graph field's exchange (graph/graph_exchange.hpp) adds gathers: a step with an `index_list`
+/// stores element src[list[i]] at dst.lo[0] + i for i < size[0], where the list is that number in
+/// the program's index lists (on the stream's device); src.lo is then 0. Box steps have none.
 struct ExchangeStep {
+  static constexpr std::size_t no_list = static_cast<std::size_t>(-1);
   std::size_t stream = 0;
   StepSide src;
   StepSide dst;
   Extent3 size{};
   bool contiguous = false;
+  std::size_t index_list = no_list;
 };
 
 /// One phase (axis): `sends` run on the senders' streams (packs, copies within a device, copies

@@ -28,8 +28,8 @@ constexpr std::size_t no_index = static_cast<std::size_t>(-1);
 
 class Builder {
  public:
-  Builder(const ExchangeProgram& program, const Decomposition& grid, const ScheduleOptions& options)
-      : program_(program), p_(grid.size()) {
+  Builder(const ExchangeProgram& program, std::size_t blocks, std::size_t in_place, const ScheduleOptions& options)
+      : program_(program), p_(blocks), in_place_(in_place) {
     for (std::size_t k = 0; k < p_; ++k) {
       ready_.push_back(event(EventRole::ready, k));
       start_.push_back(event(EventRole::start, k));
@@ -38,10 +38,6 @@ class Builder {
     }
     plan_pipelines(options);
     plan_phases();
-    // Leading phases whose axes are exchanged in place (Decomposition::exchanged_in_place): every
-    // message within one block. exchange_start() runs them on the blocks' streams, so kernels
-    // enqueued after it may read those ghosts.
-    while (in_place_ < program.phases.size() && grid.exchanged_in_place(program.phases[in_place_].axis)) ++in_place_;
   }
 
   ExchangeSchedule build() && {
@@ -219,7 +215,16 @@ class Builder {
 
 ExchangeSchedule exchange_schedule(const ExchangeProgram& program, const Decomposition& grid,
                                    const ScheduleOptions& options) {
-  return Builder(program, grid, options).build();
+  // Leading phases whose axes are exchanged in place (Decomposition::exchanged_in_place): every
+  // message within one block. exchange_start() runs them on the blocks' streams, so kernels
+  // enqueued after it may read those ghosts.
+  std::size_t in_place = 0;
+  while (in_place < program.phases.size() && grid.exchanged_in_place(program.phases[in_place].axis)) ++in_place;
+  return Builder(program, grid.size(), in_place, options).build();
+}
+
+ExchangeSchedule exchange_schedule(const ExchangeProgram& program, std::size_t blocks, const ScheduleOptions& options) {
+  return Builder(program, blocks, 0, options).build();
 }
 
 }  // namespace cush::detail

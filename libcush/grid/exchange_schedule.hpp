@@ -74,5 +74,9 @@ struct ExchangeSchedule {
 /// The schedule of `program`, the exchange program of `grid`.
 [[nodiscard]] ExchangeSchedule exchange_schedule(const ExchangeProgram& program, const Decomposition& grid,
                                                  const ScheduleOptions& options);
+/// The schedule of a program over `blocks` blocks with no phase exchanged in place: every step
+/// of exchange_start() runs on the exchange streams (a graph field's, graph/graph_engine.hpp).
+[[nodiscard]] ExchangeSchedule exchange_schedule(const ExchangeProgram& program, std::size_t blocks,
+                                                 const ScheduleOptions& options);
 
 }  // namespace cush::detail

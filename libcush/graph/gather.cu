@@ -1,0 +1,85 @@
+// The gather kernel (see gather.hpp).
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/kernel_preload.hpp"
+#include "cush/error.hpp"
+#include "graph/gather.hpp"
+
+namespace cush::detail {
+
+namespace {
+
+struct alignas(16) Bytes16 {
+  unsigned long long lo, hi;
+};
+
+constexpr unsigned threads_per_block = 256;
+
+// Element e of the run is `words` words of W read from element index[e] of src. Consecutive
+// threads store consecutive words, so the stores into a peer's memory coalesce; the reads are as
+// scattered as the index list (ascending within each group of the sender's local order).
+template <class W>
+__global__ void gather_kernel(const W* __restrict__ src, const std::int32_t* __restrict__ index, W* __restrict__ dst,
+                              unsigned long long count, unsigned words) {
+  const unsigned long long total = count * words;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    if (words == 1) {
+      dst[i] = src[index[i]];
+    } else {
+      const unsigned long long e = i / words;
+      dst[i] = src[static_cast<unsigned long long>(index[e]) * words + (i - e * words)];
+    }
+  }
+}
+
+template <class W>
+void launch(const void* src, const std::int32_t* index, std::size_t count, void* dst, unsigned words,
+            cudaStream_t stream, unsigned max_blocks) {
+  const unsigned long long total = static_cast<unsigned long long>(count) * words;
+  const unsigned long long wanted = (total + threads_per_block - 1) / threads_per_block;
+  const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(wanted, std::max(max_blocks, 1U)));
+  gather_kernel<W><<<blocks, threads_per_block, 0, stream>>>(static_cast<const W*>(src), index, static_cast<W*>(dst),
+                                                            count, words);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+// The widest word (16, 8, 4, 2 or 1 bytes) that divides the element size and both addresses.
+template <class F>
+void with_word(std::size_t element_size, const void* a, const void* b, F&& f) {
+  const auto aligned = [&](std::size_t w) {
+    return element_size % w == 0 && reinterpret_cast<std::uintptr_t>(a) % w == 0 &&
+           reinterpret_cast<std::uintptr_t>(b) % w == 0;
+  };
+  if (aligned(16)) return f(static_cast<Bytes16*>(nullptr), element_size / 16);
+  if (aligned(8)) return f(static_cast<unsigned long long*>(nullptr), element_size / 8);
+  if (aligned(4)) return f(static_cast<unsigned*>(nullptr), element_size / 4);
+  if (aligned(2)) return f(static_cast<unsigned short*>(nullptr), element_size / 2);
+  f(static_cast<unsigned char*>(nullptr), element_size);
+}
+
+}  // namespace
+
+void launch_gather(const void* src, const std::int32_t* index, std::size_t count, void* dst, std::size_t element_size,
+                   cudaStream_t stream, unsigned max_blocks) {
+  if (count == 0) return;
+  if (element_size == 0 || element_size > (1U << 20))
+    throw InvalidArgument("cush::detail::launch_gather", "element_size", "must be 1 to 2^20 bytes");
+  with_word(element_size, src, dst, [&]<class W>(W*, std::size_t words) {
+    launch<W>(src, index, count, dst, static_cast<unsigned>(words), stream, max_blocks);
+  });
+}
+
+void preload_gather(int device) {
+  static const std::vector<const void*> kernels{
+      reinterpret_cast<const void*>(gather_kernel<Bytes16>), reinterpret_cast<const void*>(gather_kernel<unsigned long long>),
+      reinterpret_cast<const void*>(gather_kernel<unsigned>), reinterpret_cast<const void*>(gather_kernel<unsigned short>),
+      reinterpret_cast<const void*>(gather_kernel<unsigned char>)};
+  preload_kernels(device, "gather", kernels);
+}
+
+}  // namespace cush::detail
