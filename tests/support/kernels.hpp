@@ -14,6 +14,10 @@ void affine(float* x, std::size_t n, float a, float b, cudaStream_t stream);
 void add_index(double* x, std::size_t n, std::size_t offset, cudaStream_t stream);
 /// x[i] ^= low byte of (offset + i)
 void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t stream);
+/// y[r] = sum over k in [row_ptr[r], row_ptr[r + 1]) of w[k] * x[cols[k]], in entry order, for the
+/// rows r in [first, first + count): a sparse matrix-vector product over some rows (device arrays).
+void csr_rows(const double* x, const std::int64_t* row_ptr, const std::int32_t* cols, const double* w, std::size_t first,
+              std::size_t count, double* y, cudaStream_t stream);
 
 }  // namespace cush_test
 
