@@ -22,7 +22,10 @@
 // every ghost gets its owner's value, once, owned values unchanged; localize() of every part: its
 // owned rows in local order, columns mapping back through global() to the row's columns in the
 // global graph, in order; localize() refused for a graph of another N, with an owned row's entry
-// changed to a node outside the part's G, and for a part past the last.
+// changed to a node outside the part's G, and for a part past the last. The graph field's exchange
+// of the decomposition (1-2 components, every message by one route or mixed) through the stream
+// model with the user's work around two exchanges (support/graph_exchange_model.hpp): every
+// conflicting pair of accesses ordered, every ghost filled in random allowed orders.
 
 #include <algorithm>
 #include <array>
@@ -31,6 +34,7 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <utility>
@@ -40,6 +44,7 @@
 #include "cush/layout.hpp"
 #include "decode.hpp"
 #include "fuzz.hpp"
+#include "support/graph_exchange_model.hpp"
 
 namespace {
 
@@ -483,6 +488,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t g = 0; g < c.parts; ++g) check_part(*dec, c, x, g);
     check_messages(*dec, c, x);
     check_localize(*dec, c, x, in);
+    const std::size_t components = in.in<std::size_t>(1, 2);
+    const int route = in.in<int>(0, 3);
+    std::mt19937_64 rng(in.in<std::uint32_t>(0, 1000000));
+    const std::string wrong = cush_test::check_graph_exchange(*dec, components, route, rng);
+    FUZZ_CHECK(wrong.empty(), what() + ": the field's exchange, route " + std::to_string(route) + ", " +
+                                  std::to_string(components) + " components: " + wrong);
   } catch (const std::exception& e) {
     cush_fuzz::fail(FUZZ_NAME, __FILE__, __LINE__, what() + ": threw " + e.what());
   }
