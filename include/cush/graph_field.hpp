@@ -52,6 +52,10 @@ enum class GraphTransport {
   /// Gather on the sender, copy to pinned host memory, copy from there into the receiver's
   /// ghosts (the seed's four steps; for devices without peer links, and for comparison).
   host_staging,
+  /// Gather into a buffer on the sender, then NCCL send and receive (one group per exchange) on
+  /// the communicator of the field's devices. InvalidArgument where two devices share one GPU
+  /// (virtual GPUs), and for an exchange enqueued while a stream is being captured.
+  nccl,
 };
 
 [[nodiscard]] const char* to_string(GraphTransport t) noexcept;

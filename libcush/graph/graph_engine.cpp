@@ -20,7 +20,8 @@ namespace {
 GraphRouteOf routes(const DeviceSet& devices, GraphTransport transport) {
   return [&devices, transport](std::size_t from, std::size_t to) {
     switch (transport) {
-      case GraphTransport::staged: return GraphRoute::staged;
+      case GraphTransport::staged:
+      case GraphTransport::nccl: return GraphRoute::staged;  // gathers into send buffers, then sent
       case GraphTransport::host_staging: return GraphRoute::host;
       case GraphTransport::peer:
         if (!can_reach(devices[from], devices[to]))
@@ -47,6 +48,7 @@ GraphEngine::GraphEngine(const DeviceSet& devices, const GraphDecomposition& dec
                          std::size_t components, std::span<const std::size_t> component_strides,
                          GraphTransport transport)
     : devices_(devices), element_size_(element_size), component_bytes_(in_bytes(component_strides, element_size)) {
+  if (transport == GraphTransport::nccl) nccl_ = std::make_unique<GraphNccl>(devices_);  // may refuse: first
   GraphExchange ex = graph_exchange(dec, components, routes(devices_, transport));
   program_ = std::move(ex.program);
   // No slabs: a graph message is one run, and its unpack (the host route's) reads host memory.
@@ -82,6 +84,19 @@ GraphEngine::GraphEngine(const DeviceSet& devices, const GraphDecomposition& dec
         enable_peer_access_once(devices_[to], devices_[from]);
       }
   for (const ScheduleEvent& e : schedule_.events) events_.emplace_back(devices_[e.block]);
+  if (!nccl_) return;
+  for (std::size_t k = 0; k < devices_.size(); ++k) {
+    ready_.emplace_back(devices_[k]);
+    end_.emplace_back(devices_[k]);
+  }
+}
+
+void GraphEngine::run_nccl(std::span<void* const> data, std::span<const cudaStream_t> streams) const {
+  if (program_.phases.empty()) return;
+  nccl_->run(
+      program_.phases.front(), streams, element_size_,
+      [&](const ExchangeStep& s, cudaStream_t on) { run_step(s, data, on); },
+      [&](const StepSide& side) { return side_address(buffer(side.buffer, data), side, element_size_); });
 }
 
 void* GraphEngine::buffer(const BufferRef& b, std::span<void* const> data) const {
@@ -131,7 +146,18 @@ bool GraphEngine::done() const {
 }
 
 void GraphEngine::exchange_start(std::span<void* const> data, std::span<const cudaStream_t> blocks) {
+  if (nccl_) GraphNccl::refuse_capture(blocks);
   try {
+    if (nccl_) {
+      std::vector<cudaStream_t> own;
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        ready_[k].record(blocks[k]);
+        ready_[k].wait_in(exchange_streams_[k].get());
+        own.push_back(exchange_streams_[k].get());
+      }
+      run_nccl(data, own);
+      return;
+    }
     enqueue(schedule_.start, data, blocks);
   } catch (...) {
     drain(blocks);
@@ -141,6 +167,13 @@ void GraphEngine::exchange_start(std::span<void* const> data, std::span<const cu
 
 void GraphEngine::exchange_finish(std::span<const cudaStream_t> blocks) {
   try {
+    if (nccl_) {
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        end_[k].record(exchange_streams_[k].get());
+        end_[k].wait_in(blocks[k]);
+      }
+      return;
+    }
     enqueue(schedule_.finish, {}, blocks);
   } catch (...) {
     drain(blocks);
@@ -149,7 +182,12 @@ void GraphEngine::exchange_finish(std::span<const cudaStream_t> blocks) {
 }
 
 void GraphEngine::exchange(std::span<void* const> data, std::span<const cudaStream_t> blocks) {
+  if (nccl_) GraphNccl::refuse_capture(blocks);
   try {
+    if (nccl_) {
+      run_nccl(data, blocks);
+      return;
+    }
     enqueue(schedule_.whole, data, blocks);
   } catch (...) {
     drain(blocks);

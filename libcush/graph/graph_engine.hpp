@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "cush/stream.hpp"
 #include "grid/exchange_program.hpp"
 #include "grid/exchange_schedule.hpp"
+#include "graph/graph_nccl.hpp"
 
 namespace cush::detail {
 
@@ -47,6 +49,8 @@ class GraphEngine {
   void run_step(const ExchangeStep& s, std::span<void* const> data, cudaStream_t stream) const;
   [[nodiscard]] void* buffer(const BufferRef& b, std::span<void* const> data) const;
   void drain(std::span<const cudaStream_t> blocks) const noexcept;
+  /// The nccl transport's exchange with streams[k] block k's.
+  void run_nccl(std::span<void* const> data, std::span<const cudaStream_t> streams) const;
 
   DeviceSet devices_;
   std::size_t element_size_ = 0;
@@ -57,6 +61,8 @@ class GraphEngine {
   std::vector<DeviceBuffer> send_;                 // staging buffers by message and component
   std::vector<PinnedBuffer<std::byte>> recv_;      // pinned, the host route's
   std::vector<Event> events_;                      // as the schedule numbers them
+  std::unique_ptr<GraphNccl> nccl_;                // the nccl transport's (else none)
+  std::vector<Event> ready_, end_;                 // the nccl transport's hops, per device
   // Destroyed before the buffers and events, synchronizing as they go.
   std::vector<Stream> exchange_streams_;  // per device
 };

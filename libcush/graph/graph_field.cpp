@@ -22,6 +22,7 @@ const char* to_string(GraphTransport t) noexcept {
     case GraphTransport::peer: return "peer";
     case GraphTransport::staged: return "staged";
     case GraphTransport::host_staging: return "host_staging";
+    case GraphTransport::nccl: return "nccl";
   }
   return "unknown";
 }

@@ -85,6 +85,10 @@ std::vector<GraphTransport> transports_for(const cush::DeviceSet& d) {
       reach = reach && can != 0;
     }
   if (reach) t.push_back(GraphTransport::peer);
+  bool distinct = true;
+  for (std::size_t a = 0; a < d.size(); ++a)
+    for (std::size_t b = a + 1; b < d.size(); ++b) distinct = distinct && d.physical(a) != d.physical(b);
+  if (distinct) t.push_back(GraphTransport::nccl);
   return t;
 }
 
@@ -287,6 +291,32 @@ void expect_invalid(const std::function<void()>& call, const std::string& argume
   } catch (const cush::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find(argument), std::string::npos) << e.what();
   }
+}
+
+// nccl needs a GPU per device and is not captured: both refused before anything is enqueued.
+TEST(GraphField, NcclIsRefusedOnSharedGpusAndUnderCapture) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush_test::Graph g = cush_test::csr({{0, 1}, {0, 1, 2}, {1, 2, 3}, {3, 4, 5}, {1, 3, 4}, {4, 5}});
+  const std::vector<int> owner{0, 0, 0, 1, 1, 1};
+  const GraphDecomposition dec(g.adjacency(), owner, 2);
+  const std::vector<int> ids = cush_test::device_orders().back();
+  if (ids.size() < 2) GTEST_SKIP() << "needs 2 devices (GPUs or virtual GPUs)";
+  GraphField<double> f(cush::DeviceSet(std::vector<int>{ids[0], ids[1]}), dec);
+  if (f.devices().physical(0) == f.devices().physical(1)) {
+    expect_invalid([&] { f.set_transport(GraphTransport::nccl); }, "share one GPU");
+    EXPECT_EQ(f.transport(), GraphTransport::automatic);
+    return;
+  }
+  f.set_transport(GraphTransport::nccl);
+  f.exchange();
+  f.wait();
+  const cudaStream_t s0 = f.block(0).stream();
+  const cush::DeviceGuard guard(f.block(0).device());
+  ASSERT_EQ(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  expect_invalid([&] { f.exchange(); }, "capture");
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s0, &graph), cudaSuccess);
+  if (graph != nullptr) EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
 }
 
 TEST(GraphField, MisuseIsRejected) {
