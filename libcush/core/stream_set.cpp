@@ -1,5 +1,6 @@
 #include "core/stream_set.hpp"
 
+#include <exception>
 #include <string>
 
 #include "core/cuda_devices.hpp"
@@ -49,6 +50,21 @@ StreamSet::StreamSet(std::span<const int> devices, std::span<const StreamRef> st
 void synchronize_noexcept(std::span<const cudaStream_t> streams) noexcept {
   // cudaStreamSynchronize needs no current device.
   for (cudaStream_t s : streams) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
+}
+
+void synchronize_all(std::span<const int> devices, std::span<const cudaStream_t> streams) {
+  std::exception_ptr first;
+  for (std::size_t k = 0; k < streams.size(); ++k) {
+    try {
+      StreamRef(devices[k], streams[k]).synchronize();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) {
+    finish_devices(devices);
+    std::rethrow_exception(first);
+  }
 }
 
 }  // namespace cush::detail

@@ -29,4 +29,10 @@ class StreamSet {
 /// Waits for every stream in `streams`, reporting failures on stderr (for destructors).
 void synchronize_noexcept(std::span<const cudaStream_t> streams) noexcept;
 
+/// Waits for streams[k] (of logical device devices[k]) for every k, even after one failed; then,
+/// if one did, finishes every device (finish_devices: the exception unwinds the caller's scopes,
+/// which may free host buffers that other work on these devices still reads or writes; promise 2
+/// of docs/reliability.md) and throws the first failure. The wait() of plans and fields.
+void synchronize_all(std::span<const int> devices, std::span<const cudaStream_t> streams);
+
 }  // namespace cush::detail

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/copy_words.hpp"
 #include "core/kernel_preload.hpp"
 #include "cush/error.hpp"
 #include "graph/gather.hpp"
@@ -11,10 +12,6 @@
 namespace cush::detail {
 
 namespace {
-
-struct alignas(16) Bytes16 {
-  unsigned long long lo, hi;
-};
 
 constexpr unsigned threads_per_block = 256;
 
@@ -48,19 +45,6 @@ void launch(const void* src, const std::int32_t* index, std::size_t count, void*
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
-// The widest word (16, 8, 4, 2 or 1 bytes) that divides the element size and both addresses.
-template <class F>
-void with_word(std::size_t element_size, const void* a, const void* b, F&& f) {
-  const auto aligned = [&](std::size_t w) {
-    return element_size % w == 0 && reinterpret_cast<std::uintptr_t>(a) % w == 0 &&
-           reinterpret_cast<std::uintptr_t>(b) % w == 0;
-  };
-  if (aligned(16)) return f(static_cast<Bytes16*>(nullptr), element_size / 16);
-  if (aligned(8)) return f(static_cast<unsigned long long*>(nullptr), element_size / 8);
-  if (aligned(4)) return f(static_cast<unsigned*>(nullptr), element_size / 4);
-  if (aligned(2)) return f(static_cast<unsigned short*>(nullptr), element_size / 2);
-  f(static_cast<unsigned char*>(nullptr), element_size);
-}
 
 }  // namespace
 
@@ -69,7 +53,8 @@ void launch_gather(const void* src, const std::int32_t* index, std::size_t count
   if (count == 0) return;
   if (element_size == 0 || element_size > (1U << 20))
     throw InvalidArgument("cush::detail::launch_gather", "element_size", "must be 1 to 2^20 bytes");
-  with_word(element_size, src, dst, [&]<class W>(W*, std::size_t words) {
+  const void* const pointers[] = {src, dst};
+  with_word(element_size, pointers, [&]<class W>(W*, std::size_t words) {
     launch<W>(src, index, count, dst, static_cast<unsigned>(words), stream, max_blocks);
   });
 }

@@ -1,7 +1,6 @@
 #include "cush/graph_field.hpp"
 
 #include <cstring>
-#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -258,19 +257,7 @@ void GraphFieldBase::set_transport(GraphTransport transport) {
 }
 
 void GraphFieldBase::wait() const {
-  if (!impl_) return;
-  std::exception_ptr first;
-  for (std::size_t pos = 0; pos < impl_->handles.size(); ++pos) {
-    try {
-      StreamRef(impl_->devices[pos], impl_->handles[pos]).synchronize();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) {
-    detail::finish_devices(impl_->devices.ids());
-    std::rethrow_exception(first);
-  }
+  if (impl_) detail::synchronize_all(impl_->devices.ids(), impl_->handles);
 }
 
 bool GraphFieldBase::done() const {

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/copy_words.hpp"
 #include "core/kernel_preload.hpp"
 #include "cush/error.hpp"
 #include "grid/box_copy.hpp"
@@ -62,10 +63,6 @@ __global__ void box_copies_kernel(Batch<I> b) {
   const unsigned k = blockIdx.y;
   copy_cells(static_cast<const W*>(b.src[k]), static_cast<W*>(b.dst[k]), b.g[k]);
 }
-
-struct Bytes16 {
-  uint4 v;
-};
 
 template <class I>
 Shape<I> shape(const Geometry& g) {
@@ -163,23 +160,6 @@ void launch_batch(std::span<const BoxCopy> boxes, std::size_t words, cudaStream_
     launch_batch_as<W, unsigned long long>(boxes, ws, blocks, stream);
   }
   CUSH_CUDA_CHECK(cudaGetLastError());
-}
-
-// Calls f(static_cast<W*>(nullptr), element_size / sizeof(W)) with W the widest word (16, 8, 4, 2
-// or 1 bytes) that divides the element size and every pointer's address.
-template <class F>
-void with_word(std::size_t element_size, std::span<const void* const> pointers, F&& f) {
-  const auto aligned = [&](std::size_t w) {
-    if (element_size % w != 0) return false;
-    for (const void* p : pointers)
-      if (reinterpret_cast<std::uintptr_t>(p) % w != 0) return false;
-    return true;
-  };
-  if (aligned(16)) return f(static_cast<Bytes16*>(nullptr), element_size / 16);
-  if (aligned(8)) return f(static_cast<unsigned long long*>(nullptr), element_size / 8);
-  if (aligned(4)) return f(static_cast<unsigned*>(nullptr), element_size / 4);
-  if (aligned(2)) return f(static_cast<unsigned short*>(nullptr), element_size / 2);
-  f(static_cast<unsigned char*>(nullptr), element_size);
 }
 
 }  // namespace

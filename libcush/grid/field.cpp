@@ -1,7 +1,6 @@
 #include "cush/field.hpp"
 
 #include <cstddef>
-#include <exception>
 #include <string>
 #include <utility>
 
@@ -223,22 +222,8 @@ void FieldBase::set_halo_transport(HaloTransport transport) {
 }
 
 void FieldBase::wait() const {
-  // Synchronize every device even if one failed, then report the first failure (as Plan does).
-  if (!impl_) return;
-  std::exception_ptr first;
-  for (std::size_t pos = 0; pos < impl_->handles.size(); ++pos) {
-    try {
-      StreamRef(impl_->devices[pos], impl_->handles[pos]).synchronize();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) {
-    // As a failed Plan::wait: nothing on these devices still touches host memory when the
-    // exception unwinds the caller's scopes (promise 2).
-    detail::finish_devices(impl_->devices.ids());
-    std::rethrow_exception(first);
-  }
+  // Every device even if one failed, then the first failure (as Plan does).
+  if (impl_) detail::synchronize_all(impl_->devices.ids(), impl_->handles);
 }
 
 bool FieldBase::done() const {

@@ -1,13 +1,13 @@
 #include "cush/plan.hpp"
 #include "host/slice_check.hpp"
 
-#include <exception>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "core/cuda_devices.hpp"
 #include "core/stream_idle.hpp"
+#include "core/stream_set.hpp"
 #include "host/plan_impl.hpp"
 #include "transports/backend.hpp"
 #include "cush/device_buffer.hpp"
@@ -112,23 +112,8 @@ cudaStream_t PlanBase::stream(std::size_t pos) const { return live(impl_, "cush:
 void* PlanBase::device_data(std::size_t pos) const { return live(impl_, "cush::Plan::segment").data.at(pos); }
 
 void PlanBase::wait() const {
-  if (!impl_) return;
-  // Synchronize every device even if one failed, then report the first failure.
-  std::exception_ptr first;
-  for (std::size_t pos = 0; pos < impl_->stream_handles.size(); ++pos) {
-    try {
-      StreamRef(impl_->devices[pos], impl_->stream_handles[pos]).synchronize();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) {
-    // The exception unwinds the caller's scopes, which may free host buffers that other plans'
-    // work on these devices still reads or writes (declared after those plans): finish it all
-    // first, as a failing operation does (promise 2).
-    detail::finish_devices(impl_->devices.ids());
-    std::rethrow_exception(first);
-  }
+  // Every device even if one failed, then the first failure, after finishing the devices.
+  if (impl_) detail::synchronize_all(impl_->devices.ids(), impl_->stream_handles);
 }
 
 bool PlanBase::done() const {
