@@ -47,6 +47,9 @@ struct Adjacency {
 struct LocalAdjacency {
   std::vector<std::int64_t> row_ptr;  ///< |Q| + 1 offsets
   std::vector<std::int32_t> cols;     ///< local indices, all below the part's size() (< 2^31)
+  /// Each entry's index in the global graph's cols: the weights of a matrix with the graph's
+  /// pattern, local entry k's = values[entries[k]].
+  std::vector<std::int64_t> entries;
 };
 
 /// @brief One part (device position) of a GraphDecomposition: its ranges of local indices and

@@ -66,6 +66,7 @@ LocalAdjacency GraphDecomposition::localize(std::size_t pos, const Adjacency& gr
   std::size_t entries = 0;
   for (std::size_t r = owned.offset; r < owned.end(); ++r) entries += row_end(r) - row_start(r);
   out.cols.reserve(entries);
+  out.entries.reserve(entries);
   out.row_ptr.push_back(0);
   // Which ghosts some row reads: each must be (R is the columns of Q's rows outside Q).
   std::vector<unsigned char> read(ghosts.count, 0);
@@ -83,6 +84,7 @@ LocalAdjacency GraphDecomposition::localize(std::size_t pos, const Adjacency& gr
         reads_ghost = true;
       }
       out.cols.push_back(static_cast<std::int32_t>(*l));  // below |G| < 2^31
+      out.entries.push_back(static_cast<std::int64_t>(e));
     }
     // Rows of B read a ghost, the interior's none.
     if (reads_ghost != (r >= interior.end()))

@@ -21,7 +21,7 @@
 // global ids as dst, contiguous exactly when src_local is one increasing run; run on host arrays,
 // every ghost gets its owner's value, once, owned values unchanged; localize() of every part: its
 // owned rows in local order, columns mapping back through global() to the row's columns in the
-// global graph, in order; localize() refused for a graph of another N, with an owned row's entry
+// global graph, in order, entries naming each one's global entry; localize() refused for a graph of another N, with an owned row's entry
 // changed to a node outside the part's G, and for a part past the last. The graph field's exchange
 // of the decomposition (1-2 components, every message by one route or mixed) through the stream
 // model with the user's work around two exchanges (support/graph_exchange_model.hpp): every
@@ -435,6 +435,8 @@ void check_localize(const GraphDecomposition& dec, const Case& c, const Expected
         FUZZ_CHECK(l >= 0 && static_cast<std::size_t>(l) < order.size() && order[static_cast<std::size_t>(l)] == want,
                    which() + ": row " + std::to_string(r) + " (node " + std::to_string(i) + ") entry " +
                        std::to_string(k) + " is local " + std::to_string(l) + ", not node " + std::to_string(want));
+        FUZZ_CHECK(a.entries.size() == a.cols.size() && a.entries[static_cast<std::size_t>(a.row_ptr[r] + k)] == start + k,
+                   which() + ": row " + std::to_string(r) + " entry " + std::to_string(k) + " names the wrong global entry");
       }
     }
   }

@@ -252,6 +252,7 @@ void check_decomposition(const GraphDecomposition& dec, const Graph& g, const st
     ASSERT_EQ(a.row_ptr.size(), nq + 1);
     EXPECT_EQ(a.row_ptr[0], 0);
     ASSERT_EQ(static_cast<std::size_t>(a.row_ptr[nq]), a.cols.size());
+    ASSERT_EQ(a.entries.size(), a.cols.size());
     for (std::size_t r = 0; r < nq; ++r) {
       const auto i = static_cast<std::size_t>(order[p][r]);
       const auto first = static_cast<std::size_t>(g.row_ptr[i]);
@@ -262,7 +263,8 @@ void check_decomposition(const GraphDecomposition& dec, const Graph& g, const st
         ASSERT_LT(static_cast<std::size_t>(a.cols[k]), xl[p].size());
         EXPECT_EQ(order[p][static_cast<std::size_t>(a.cols[k])],
                   g.cols[first + k - static_cast<std::size_t>(a.row_ptr[r])]);
-        wi.push_back(w[first + k - static_cast<std::size_t>(a.row_ptr[r])]);
+        EXPECT_EQ(static_cast<std::size_t>(a.entries[k]), first + k - static_cast<std::size_t>(a.row_ptr[r]));
+        wi.push_back(w[static_cast<std::size_t>(a.entries[k])]);
         xi.push_back(xl[p][static_cast<std::size_t>(a.cols[k])]);
       }
       EXPECT_TRUE(same_bits(dot(wi, xi), y[i]))
