@@ -21,8 +21,9 @@
 // global ids as dst, contiguous exactly when src_local is one increasing run; run on host arrays,
 // every ghost gets its owner's value, once, owned values unchanged; localize() of every part: its
 // owned rows in local order, columns mapping back through global() to the row's columns in the
-// global graph, in order, entries naming each one's global entry; localize() refused for a graph of another N, with an owned row's entry
-// changed to a node outside the part's G, and for a part past the last. The graph field's exchange
+// global graph, in order, `entries` naming each one's global entry; localize() refused for a
+// graph of another N, with an owned row's entry changed to a node outside the part's G, and for a
+// part past the last. The graph field's exchange
 // of the decomposition (1-2 components, every message by one route or mixed) through the stream
 // model with the user's work around two exchanges (support/graph_exchange_model.hpp): every
 // conflicting pair of accesses ordered, every ghost filled in random allowed orders.
