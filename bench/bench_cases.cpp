@@ -11,6 +11,7 @@ void register_advection();  // cases/advection/bench_advection.cpp
 void register_lbm();        // cases/lbm/bench_lbm.cpp
 void register_fft();        // cases/fft/bench_fft.cpp
 void register_karst();      // cases/karst/bench_karst.cpp
+void register_rbffd();      // cases/rbffd/bench_rbffd.cpp
 
 namespace {
 void register_cases() {
@@ -20,6 +21,7 @@ void register_cases() {
   register_lbm();
   register_fft();
   register_karst();
+  register_rbffd();
 }
 }  // namespace
 

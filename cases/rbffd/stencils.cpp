@@ -7,7 +7,9 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace cases {
 namespace rbffd {
@@ -23,10 +25,10 @@ void check(std::span<const Point> nodes, std::size_t n) {
 // A candidate: squared distance, then index, so that std::sort's order is the documented tie break.
 using Candidate = std::pair<double, std::int64_t>;
 
-// Sorts the candidates, keeps the n first and appends their indices to cols.
-void keep_nearest(std::vector<Candidate>& c, std::size_t n, std::vector<std::int64_t>& cols) {
+// Sorts the candidates and writes the indices of the n first to out[0 .. n).
+void keep_nearest(std::vector<Candidate>& c, std::size_t n, std::int64_t* out) {
   std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n), c.end());
-  for (std::size_t k = 0; k < n; ++k) cols.push_back(c[k].second);
+  for (std::size_t k = 0; k < n; ++k) out[k] = c[k].second;
 }
 
 // The nodes binned in m^3 cubic cells of width w over their bounding cube, each cell's nodes one run of
@@ -81,41 +83,51 @@ Stencils nearest_neighbours(std::span<const Point> nodes, std::size_t n) {
   check(nodes, n);
   const Grid g(nodes, n);
   Stencils s;
-  s.row_ptr.reserve(nodes.size() + 1);
-  s.cols.reserve(nodes.size() * n);
-  s.row_ptr.push_back(0);
-  std::vector<Candidate> c;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const Point p = nodes[i];
-    const auto [ci, cj, ck] = g.cell(p);
-    // Ring r = the cells at Chebyshev distance r from the centre's cell. A node outside rings 0..r differs
-    // from p by more than r w in some coordinate, so once the n-th nearest candidate is within r w the
-    // stencil is final (the reach shrunk by 1e-9 against a node that rounding put in the next cell). Only
-    // ring r's cells are read in pass r (the shell test below), so no node is seen twice.
-    c.clear();
-    for (int r = 0;; ++r) {
-      for (int k = std::max(ck - r, 0); k <= std::min(ck + r, g.m - 1); ++k)
-        for (int j = std::max(cj - r, 0); j <= std::min(cj + r, g.m - 1); ++j)
-          for (int ii = std::max(ci - r, 0); ii <= std::min(ci + r, g.m - 1); ++ii) {
-            if (std::max({std::abs(ii - ci), std::abs(j - cj), std::abs(k - ck)}) != r) continue;
-            const std::size_t cell = g.id(ii, j, k);
-            for (std::int64_t q = g.start[cell]; q < g.start[cell + 1]; ++q) {
-              const std::int64_t node = g.order[static_cast<std::size_t>(q)];
-              c.emplace_back(distance2(p, nodes[static_cast<std::size_t>(node)]), node);
+  s.row_ptr.resize(nodes.size() + 1);
+  for (std::size_t i = 0; i <= nodes.size(); ++i) s.row_ptr[i] = static_cast<std::int64_t>(i * n);
+  s.cols.resize(nodes.size() * n);
+  // Each row on its own (so the result does not depend on the thread count), in contiguous blocks
+  // of rows, one per core.
+  const auto rows = [&](std::size_t first, std::size_t last) {
+    std::vector<Candidate> c;
+    for (std::size_t i = first; i < last; ++i) {
+      const Point p = nodes[i];
+      const auto [ci, cj, ck] = g.cell(p);
+      // Ring r = the cells at Chebyshev distance r from the centre's cell. A node outside rings 0..r
+      // differs from p by more than r w in some coordinate, so once the n-th nearest candidate is
+      // within r w the stencil is final (the reach shrunk by 1e-9 against a node that rounding put in
+      // the next cell). Only ring r's cells are read in pass r (the shell test below), so no node is
+      // seen twice.
+      c.clear();
+      for (int r = 0;; ++r) {
+        for (int k = std::max(ck - r, 0); k <= std::min(ck + r, g.m - 1); ++k)
+          for (int j = std::max(cj - r, 0); j <= std::min(cj + r, g.m - 1); ++j)
+            for (int ii = std::max(ci - r, 0); ii <= std::min(ci + r, g.m - 1); ++ii) {
+              if (std::max({std::abs(ii - ci), std::abs(j - cj), std::abs(k - ck)}) != r) continue;
+              const std::size_t cell = g.id(ii, j, k);
+              for (std::int64_t q = g.start[cell]; q < g.start[cell + 1]; ++q) {
+                const std::int64_t node = g.order[static_cast<std::size_t>(q)];
+                c.emplace_back(distance2(p, nodes[static_cast<std::size_t>(node)]), node);
+              }
             }
-          }
-      const bool covers_grid = ci - r <= 0 && cj - r <= 0 && ck - r <= 0 && ci + r >= g.m - 1 && cj + r >= g.m - 1 &&
-                               ck + r >= g.m - 1;
-      if (c.size() >= n) {
-        std::nth_element(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n - 1), c.end());
-        const double reach = r * g.w * (1 - 1e-9);
-        if (covers_grid || c[n - 1].first <= reach * reach) break;
+        const bool covers_grid = ci - r <= 0 && cj - r <= 0 && ck - r <= 0 && ci + r >= g.m - 1 &&
+                                 cj + r >= g.m - 1 && ck + r >= g.m - 1;
+        if (c.size() >= n) {
+          std::nth_element(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n - 1), c.end());
+          const double reach = r * g.w * (1 - 1e-9);
+          if (covers_grid || c[n - 1].first <= reach * reach) break;
+        }
+        // Every node is a candidate once the rings cover the grid, and n <= N, so the loop ends there.
       }
-      // Every node is a candidate once the rings cover the grid, and n <= N, so the loop ends there.
+      keep_nearest(c, n, s.cols.data() + i * n);
     }
-    keep_nearest(c, n, s.cols);
-    s.row_ptr.push_back(static_cast<std::int64_t>(s.cols.size()));
-  }
+  };
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, nodes.size() / 4096 + 1);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t)
+    pool.emplace_back(rows, nodes.size() * t / threads, nodes.size() * (t + 1) / threads);
+  rows(0, nodes.size() / threads);
+  for (std::thread& t : pool) t.join();
   return s;
 }
 
@@ -126,7 +138,8 @@ Stencils nearest_neighbours_brute_force(std::span<const Point> nodes, std::size_
   std::vector<Candidate> c(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     for (std::size_t j = 0; j < nodes.size(); ++j) c[j] = {distance2(nodes[i], nodes[j]), static_cast<std::int64_t>(j)};
-    keep_nearest(c, n, s.cols);
+    s.cols.resize(s.cols.size() + n);
+    keep_nearest(c, n, s.cols.data() + i * n);
     s.row_ptr.push_back(static_cast<std::int64_t>(s.cols.size()));
   }
   return s;

@@ -7,7 +7,8 @@
 // smaller index, so the centre comes first and the result does not depend on the search order.
 // The search bins the nodes in a uniform 3-D grid whose cells are about as wide as a stencil, then
 // looks at rings of cells around the centre's cell until the n-th distance found is inside the rings:
-// O(N n) work instead of O(N^2).
+// O(N n) work instead of O(N^2), the rows split over the cores (each row on its own, so the result
+// does not depend on the thread count).
 
 #include <cstddef>
 #include <cstdint>

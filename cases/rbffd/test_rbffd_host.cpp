@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ell.hpp"
 #include "lu.hpp"
 #include "nodes.hpp"
 #include "reference.hpp"
@@ -365,4 +367,24 @@ TEST(RbffdHost, NearestNeighboursAtTheLargestReferenceSize) {
     std::sort(row.begin(), row.end());
     ASSERT_EQ(std::adjacent_find(row.begin(), row.end()), row.end()) << "row " << i << " holds a node twice";
   }
+}
+
+// CSR to ELL: column-major, each row's entries in order, short rows padded with weight 0 at the
+// row's last column (column 0 for an empty row); bad input named.
+TEST(RbffdHost, EllKeepsEachRowsEntryOrder) {
+  const std::vector<std::int64_t> row_ptr{0, 3, 3, 4};
+  const std::vector<std::int32_t> cols{2, 0, 1, 1};
+  const std::vector<double> values{0.5, -1.0, 2.0, 7.0};
+  const rbf::Ell e = rbf::ell_from_csr(row_ptr, cols, values);
+  ASSERT_EQ(e.rows, 3u);
+  ASSERT_EQ(e.width, 3u);
+  // Entry k of row r at k * rows + r.
+  EXPECT_EQ(e.cols, (std::vector<std::int32_t>{2, 0, 1, 0, 0, 1, 1, 0, 1}));
+  EXPECT_EQ(e.values, (std::vector<double>{0.5, 0.0, 7.0, -1.0, 0.0, 0.0, 2.0, 0.0, 0.0}));
+  expect_invalid([&] { rbf::ell_from_csr(std::vector<std::int64_t>{1, 2}, cols, values); }, "start at 0");
+  expect_invalid([&] { rbf::ell_from_csr(std::vector<std::int64_t>{0, 3, 2, 4}, cols, values); }, "decreases at row 1");
+  expect_invalid([&] { rbf::ell_from_csr(std::vector<std::int64_t>{0, 3, 3, 3}, cols, values); }, "ends at 3");
+  EXPECT_EQ(rbf::narrow_columns(std::vector<std::int64_t>{0, 5, INT32_MAX}), (std::vector<std::int32_t>{0, 5, INT32_MAX}));
+  expect_invalid([&] { (void)rbf::narrow_columns(std::vector<std::int64_t>{0, std::int64_t{INT32_MAX} + 1}); }, "entry 1");
+  expect_invalid([&] { (void)rbf::narrow_columns(std::vector<std::int64_t>{-1}); }, "entry 0");
 }
