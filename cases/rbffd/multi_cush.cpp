@@ -32,7 +32,7 @@ MultiCush::MultiCush(const Problem& p, const Devices& gpus, Options options)
     const cush::LocalAdjacency rows = x0_.decomposition().localize(b.pos(), pattern);
     std::vector<double> values;
     for (const std::int64_t e : rows.entries) values.push_back(p.a->values[static_cast<std::size_t>(e)]);
-    a_.push_back(std::make_unique<DeviceEll>(ell_from_csr(rows.row_ptr, rows.cols, values), b.device()));
+    a_.push_back(std::make_unique<DeviceEll>(ell_from_csr(rows.row_ptr, rows.cols, values), cush::physical_device(b.device())));
   });
 }
 

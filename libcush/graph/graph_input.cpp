@@ -10,7 +10,7 @@
 
 namespace cush::detail {
 
-void check_graph(const char* where, const Adjacency& graph) {
+void check_rows(const char* where, const Adjacency& graph) {
   const std::size_t n = graph.nodes();
   if (n == 0)
     throw InvalidArgument(where, "graph.row_ptr",
@@ -28,6 +28,11 @@ void check_graph(const char* where, const Adjacency& graph) {
     throw InvalidArgument(where, "graph.row_ptr",
                           "the last row (row " + std::to_string(n - 1) + ") ends at " +
                               std::to_string(graph.row_ptr[n]) + ", not at cols.size() = " + std::to_string(nnz));
+}
+
+void check_graph(const char* where, const Adjacency& graph) {
+  check_rows(where, graph);
+  const std::size_t n = graph.nodes();
   for (std::size_t i = 0; i < n; ++i)
     for (auto e = static_cast<std::size_t>(graph.row_ptr[i]); e < static_cast<std::size_t>(graph.row_ptr[i + 1]); ++e) {
       const std::int64_t c = graph.cols[e];

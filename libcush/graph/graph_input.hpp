@@ -12,6 +12,8 @@ namespace cush::detail {
 /// Throws InvalidArgument (from `where`) unless `graph` is a CSR of N >= 1 rows: row_ptr starts
 /// at 0, never decreases and ends at cols.size(); every column is in [0, N).
 void check_graph(const char* where, const Adjacency& graph);
+/// The same but for the columns (the rows' shape alone, O(N)).
+void check_rows(const char* where, const Adjacency& graph);
 
 /// Throws InvalidArgument unless `parts` >= 1 parts of N nodes each own a node: owner.size() == N,
 /// every owner in [0, parts), no part without a node (the first one is named).

@@ -49,8 +49,13 @@ LocalAdjacency GraphDecomposition::localize(std::size_t pos, const Adjacency& gr
                           "has " + std::to_string(graph.nodes()) + " nodes and " + std::to_string(graph.cols.size()) +
                               " entries, the decomposition's graph " + std::to_string(nodes_) + " and " +
                               std::to_string(entries_));
-  detail::check_graph(where, graph);
+  detail::check_rows(where, graph);  // the owned rows' columns are checked below, one by one
   const GraphPart& part = parts_[pos];
+  // global -> local for this call: one array of N (O(N) memory while it runs), so each entry is
+  // one lookup, not a search of the part's map.
+  std::vector<std::int32_t> local_of(nodes_, -1);
+  for (std::size_t l = 0; l < part.size(); ++l)
+    local_of[static_cast<std::size_t>(part.globals()[l])] = static_cast<std::int32_t>(l);
   const Range owned = part.owned();
   const Range interior = part.interior();
   const Range ghosts = part.ghosts();
@@ -73,17 +78,18 @@ LocalAdjacency GraphDecomposition::localize(std::size_t pos, const Adjacency& gr
   for (std::size_t r = owned.offset; r < owned.end(); ++r) {
     bool reads_ghost = false;
     for (std::size_t e = row_start(r); e < row_end(r); ++e) {
-      const std::optional<std::size_t> l = part.local(graph.cols[e]);
-      if (!l)
+      const std::int64_t c = graph.cols[e];
+      const std::int32_t l = c >= 0 && c < static_cast<std::int64_t>(nodes_) ? local_of[static_cast<std::size_t>(c)] : -1;
+      if (l < 0)
         throw InvalidArgument(where, "graph",
                               "row " + std::to_string(part.global(r)) + ", entry " + std::to_string(e) + ": column " +
-                                  std::to_string(graph.cols[e]) + " is not among part " + std::to_string(pos) +
+                                  std::to_string(c) + " is not among part " + std::to_string(pos) +
                                   "'s nodes: not the decomposition's graph");
-      if (*l >= ghosts.offset) {
-        read[*l - ghosts.offset] = 1;
+      if (static_cast<std::size_t>(l) >= ghosts.offset) {
+        read[static_cast<std::size_t>(l) - ghosts.offset] = 1;
         reads_ghost = true;
       }
-      out.cols.push_back(static_cast<std::int32_t>(*l));  // below |G| < 2^31
+      out.cols.push_back(l);
       out.entries.push_back(static_cast<std::int64_t>(e));
     }
     // Rows of B read a ghost, the interior's none.
