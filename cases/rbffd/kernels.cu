@@ -1,5 +1,8 @@
 #include "kernels.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "cush/error.hpp"
 
 namespace cases {
@@ -20,19 +23,19 @@ __device__ double ell_row(const EllView& a, std::size_t r, const double* __restr
   return sum;
 }
 
+// b: the stage's weight in the accumulator; alpha: in the next input (unused by stage 3). Passed
+// as arguments, not read from an array indexed by `stage` (which would live in local memory).
 __global__ void stage_kernel(EllView a, std::size_t first, std::size_t count, const double* __restrict__ x,
                              double* __restrict__ next, double* __restrict__ u, double* __restrict__ acc, int stage,
-                             double dt) {
+                             double dt, double b, double alpha) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (i >= count) return;
   const std::size_t r = first + i;
-  constexpr double b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
-  constexpr double alpha[3] = {0.5, 0.5, 1.0};
   const double k = dt * ell_row(a, r, x);
-  const double sum = stage == 0 ? b[0] * k : acc[r] + b[stage] * k;
+  const double sum = stage == 0 ? b * k : acc[r] + b * k;
   if (stage < 3) {
     acc[r] = sum;
-    next[r] = u[r] + alpha[stage] * k;
+    next[r] = u[r] + alpha * k;
   } else {
     const double v = u[r] + sum;
     u[r] = v;
@@ -78,7 +81,11 @@ __global__ void csr_warp_kernel(const std::int64_t* __restrict__ row_ptr, const 
 void launch_stage(const EllView& a, std::size_t first, std::size_t count, const double* x, double* next, double* u,
                   double* acc, int stage, double dt, cudaStream_t stream) {
   if (count == 0) return;
-  stage_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, first, count, x, next, u, acc, stage, dt);
+  constexpr double b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+  constexpr double alpha[4] = {0.5, 0.5, 1.0, 0.0};
+  if (stage < 0 || stage > 3) throw std::invalid_argument("cases::rbffd::launch_stage: stage " + std::to_string(stage));
+  stage_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, first, count, x, next, u, acc, stage, dt, b[stage],
+                                                           alpha[stage]);
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
