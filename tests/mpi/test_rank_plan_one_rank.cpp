@@ -63,6 +63,14 @@ std::vector<std::vector<T>> segments_of(cush::RankPlan<T>& plan) {
   return segments_of(plan.local());
 }
 
+// `values` into segment `s`, on its stream, done on return. (A cudaMemcpy from pageable memory may
+// return before its copy has landed, and the plan's streams do not wait for the default stream:
+// a read on them could see the memory before the copy.)
+void put(const cush::Segment<std::int64_t>& s, const std::vector<std::int64_t>& values) {
+  CUSH_CUDA_CHECK(cudaMemcpyAsync(s.data(), values.data(), s.bytes(), cudaMemcpyHostToDevice, s.stream()));
+  CUSH_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+}
+
 // The same layout: segment by segment, the same device, offset and size.
 template <class T>
 void expect_same_layout(cush::RankPlan<T>& ranked, const cush::Plan<T>& plan) {
@@ -163,8 +171,8 @@ void expect_replicas_equal_after(Operation&& operation) {
     cush::Plan<std::int64_t> plan(devices, n, cush::Distribution::replicated());
     for (std::size_t pos = 0; pos < gpus.size(); ++pos) {
       const std::vector<std::int64_t> v = random_values(rng, n);
-      CUSH_CUDA_CHECK(cudaMemcpy(ranked.local().segment(pos).data(), v.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice));
-      CUSH_CUDA_CHECK(cudaMemcpy(plan.segment(pos).data(), v.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+      put(ranked.local().segment(pos), v);
+      put(plan.segment(pos), v);
     }
     operation(ranked, plan);
     EXPECT_EQ(segments_of(ranked), segments_of(plan));
