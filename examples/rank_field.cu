@@ -39,7 +39,9 @@ int run(std::size_t n, std::size_t steps) {
   const bool root = group.rank() == 0;
   if (root)
     std::printf("cush_rank_field: %zu x %zu cells, blocks %zu x %zu, %zu steps, halos over %s; %s\n", n, n,
-                grid.blocks()[0], grid.blocks()[1], steps, a.transport() == cush::RankTransport::nccl ? "NCCL" : "MPI",
+                grid.blocks()[0], grid.blocks()[1], steps, a.transport() == cush::RankTransport::ipc    ? "CUDA IPC"
+                : a.transport() == cush::RankTransport::nccl ? "NCCL"
+                                                             : "MPI",
                 group.describe().c_str());
 
   std::vector<double> start(root ? n * n : 0);

@@ -3,7 +3,8 @@
 // excluded, the slowest rank's time after a barrier):
 //   case/advection_ranks/<variant>/<p>proc/<n>          bulk-synchronous, n^3 points, FP64
 //   case/advection_ranks_overlap/<variant>/<p>proc/<n>  the interior overlapping the exchange
-// with <variant> rank_cush (cush::RankField) or rank_cuda (raw MPI + NCCL); compare with
+// with <variant> rank_cush (cush::RankField, automatic: CUDA IPC between ranks of one host),
+// rank_cush_nccl (the same, faces over NCCL) or rank_cuda (raw MPI + NCCL); compare with
 // bench_cases' case/advection[_overlap]/multi_*/<p>gpu/<n> (one process driving p GPUs).
 // Counters as bench_advection's (Gpts/s, GB/s) and gpus (every rank's GPUs). CUSH_BENCH_ADVECTION_MAX_N
 // caps n (default 1024).
@@ -27,13 +28,13 @@ constexpr std::size_t kSteps = 10;
 
 // Made and loaded once per row (kept across the row's repetitions; cush_bench::kept).
 template <class V>
-V* variant(const std::string& row, adv::Grid g, adv::Options o) {
+V* variant(const std::string& row, adv::Grid g, adv::Options o, cush::RankTransport t) {
   return cush_bench::kept<V>(row, [&] {
     const ranks::Setup& s = ranks::setup();
     const auto a = adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9});
     std::unique_ptr<V> v;
     if constexpr (std::is_same_v<V, adv::RankCush>) {
-      v = std::make_unique<V>(*s.group, g, a, o);
+      v = std::make_unique<V>(*s.group, g, a, o, t);
     } else {
       v = std::make_unique<V>(s.group->comm(), s.device, g, a, o);
     }
@@ -47,8 +48,9 @@ V* variant(const std::string& row, adv::Grid g, adv::Options o) {
 }
 
 template <class V>
-void steps(benchmark::State& state, const std::string& row, adv::Grid g, adv::Options o) {
-  V* v = variant<V>(row, g, o);
+void steps(benchmark::State& state, const std::string& row, adv::Grid g, adv::Options o,
+           cush::RankTransport t = cush::RankTransport::automatic) {
+  V* v = variant<V>(row, g, o, t);
   double seconds = 0;
   for (auto _ : state) seconds += ranks::time_iteration(state, [&] {
     v->run(kSteps);
@@ -75,6 +77,10 @@ void register_advection_ranks() {
       if (ranks::setup().gpus_per_rank == 1)  // the raw twin takes one GPU a process
         ranks::add_row(raw, [raw, cube, o](benchmark::State& s) { steps<adv::RankCuda>(s, raw, cube, o); });
       ranks::add_row(cush, [cush, cube, o](benchmark::State& s) { steps<adv::RankCush>(s, cush, cube, o); });
+      const std::string nccl = std::string("case/") + family + "/rank_cush_nccl" + on;
+      ranks::add_row(nccl, [nccl, cube, o](benchmark::State& s) {
+        steps<adv::RankCush>(s, nccl, cube, o, cush::RankTransport::nccl);
+      });
     }
   }
 }

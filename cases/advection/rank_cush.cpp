@@ -33,10 +33,11 @@ void update(const cush::RankField<double>& from, const cush::RankField<double>& 
 }
 }  // namespace
 
-RankCush::RankCush(const cush::ProcessGroup& group, Grid g, const std::array<double, 27>& a, Options options)
+RankCush::RankCush(const cush::ProcessGroup& group, Grid g, const std::array<double, 27>& a, Options options,
+                   cush::RankTransport transport)
     : a_(a),
       options_(options),
-      u_(group, {g.nx, g.ny, g.nz}, 3, grid_options(options, group.devices().size())),
+      u_(group, {g.nx, g.ny, g.nz}, 3, grid_options(options, group.devices().size()), 1, transport),
       v_(cush::RankField<double>::alike(u_)) {}
 
 void RankCush::upload(const double* in) { current().scatter(in, 0); }

@@ -29,7 +29,9 @@ namespace advection {
 /// device of every rank, split along z) instead of a cush::Field over one process's GPUs.
 class RankCush {
  public:
-  RankCush(const cush::ProcessGroup& group, Grid grid, const std::array<double, 27>& a, Options options = {});
+  /// `transport`: how faces cross processes (the default picks CUDA IPC on one host).
+  RankCush(const cush::ProcessGroup& group, Grid grid, const std::array<double, 27>& a, Options options = {},
+           cush::RankTransport transport = cush::RankTransport::automatic);
   void upload(const double* in);
   void run(std::size_t steps);
   void wait();

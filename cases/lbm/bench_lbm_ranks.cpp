@@ -2,7 +2,8 @@
 // GPU). Names (time: wall clock for the steps on a duct already on the GPUs, warm-up excluded, the
 // slowest rank's time after a barrier):
 //   case/lbm_ranks_<pattern>_<storage>/<variant>/<p>proc/<M>   M x M x 256, driven
-// with <variant> rank_cush (cush::RankField) or rank_cuda (raw MPI + NCCL); compare with
+// with <variant> rank_cush (cush::RankField, automatic: CUDA IPC between ranks of one host),
+// rank_cush_nccl (the same, faces over NCCL) or rank_cuda (raw MPI + NCCL); compare with
 // bench_cases' case/lbm_<pattern>_<storage>/multi_*/<p>gpu/<M> (one process driving p GPUs).
 // Steps per iteration as bench_lbm's (1000 up to M = 320, 100 above); counters MLUPS, GB/s, gpus
 // (every rank's GPUs). A row whose slab does not fit a rank's GPU is skipped (on every rank: the ranks
@@ -43,7 +44,8 @@ bool fits(const lbm::Duct& d, lbm::Options o) {
 }
 
 template <class V>
-void steps(benchmark::State& state, const std::string& row, lbm::Duct d, lbm::Options o) {
+void steps(benchmark::State& state, const std::string& row, lbm::Duct d, lbm::Options o,
+           cush::RankTransport t = cush::RankTransport::automatic) {
   if (!fits(d, o)) {
     state.SkipWithError("skipped: the slab does not fit a rank's GPU");
     return;
@@ -54,7 +56,7 @@ void steps(benchmark::State& state, const std::string& row, lbm::Duct d, lbm::Op
     const ranks::Setup& s = ranks::setup();
     std::unique_ptr<V> made;
     if constexpr (std::is_same_v<V, lbm::RankCush>) {
-      made = std::make_unique<V>(*s.group, d, o);
+      made = std::make_unique<V>(*s.group, d, o, t);
     } else {
       made = std::make_unique<V>(s.group->comm(), s.device, d, o);
     }
@@ -93,6 +95,10 @@ void register_lbm_ranks() {
         if (ranks::setup().gpus_per_rank == 1)  // the raw twin takes one GPU a process
           ranks::add_row(raw, [raw, d, o](benchmark::State& s) { steps<lbm::RankCuda>(s, raw, d, o); });
         ranks::add_row(cush, [cush, d, o](benchmark::State& s) { steps<lbm::RankCush>(s, cush, d, o); });
+        const std::string nccl = base + "/rank_cush_nccl" + on;
+        ranks::add_row(nccl, [nccl, d, o](benchmark::State& s) {
+          steps<lbm::RankCush>(s, nccl, d, o, cush::RankTransport::nccl);
+        });
       }
     }
 }

@@ -52,8 +52,8 @@ struct Lattice {
   std::size_t steps = 0;
   cush::HaloComponents halo[3] = {esoteric_halo(0), esoteric_halo(1), ab_halo()};
 
-  Lattice(const cush::ProcessGroup& group, const Duct& d, Options o)
-      : duct(d), options(o), a(group, {d.nx, d.ny, d.nz}, 3, lattice_options(), kQ) {
+  Lattice(const cush::ProcessGroup& group, const Duct& d, Options o, cush::RankTransport transport)
+      : duct(d), options(o), a(group, {d.nx, d.ny, d.nz}, 3, lattice_options(), kQ, transport) {
     if (o.pattern == Pattern::ab) b.emplace(cush::RankField<T>::alike(a));
     for (cush::RankField<T>* f : {&a, b ? &*b : nullptr})
       if (f)
@@ -116,15 +116,16 @@ struct RankCush::State {
 };
 
 namespace {
-std::variant<Lattice<float>, Lattice<__half>> make(const cush::ProcessGroup& group, const Duct& duct, Options options) {
+using Lattices = std::variant<Lattice<float>, Lattice<__half>>;
+Lattices make(const cush::ProcessGroup& group, const Duct& duct, Options options, cush::RankTransport transport) {
   check(duct);
-  if (options.storage == Storage::fp32) return std::variant<Lattice<float>, Lattice<__half>>(std::in_place_index<0>, group, duct, options);
-  return std::variant<Lattice<float>, Lattice<__half>>(std::in_place_index<1>, group, duct, options);
+  if (options.storage == Storage::fp32) return Lattices(std::in_place_index<0>, group, duct, options, transport);
+  return Lattices(std::in_place_index<1>, group, duct, options, transport);
 }
 }  // namespace
 
-RankCush::RankCush(const cush::ProcessGroup& group, const Duct& duct, Options options)
-    : s_(std::make_unique<State>(State{make(group, duct, options)})) {}
+RankCush::RankCush(const cush::ProcessGroup& group, const Duct& duct, Options options, cush::RankTransport transport)
+    : s_(std::make_unique<State>(State{make(group, duct, options, transport)})) {}
 RankCush::~RankCush() = default;
 RankCush::RankCush(RankCush&&) noexcept = default;
 

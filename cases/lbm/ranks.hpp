@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cush/process_group.hpp"
+#include "cush/rank_field.hpp"
 #include "lbm.hpp"
 
 namespace cases {
@@ -27,7 +28,9 @@ namespace lbm {
 /// device of every rank, split along z) instead of a cush::Field over one process's GPUs.
 class RankCush {
  public:
-  RankCush(const cush::ProcessGroup& group, const Duct& duct, Options options = {});
+  /// `transport`: how faces cross processes (the default picks CUDA IPC on one host).
+  RankCush(const cush::ProcessGroup& group, const Duct& duct, Options options = {},
+           cush::RankTransport transport = cush::RankTransport::automatic);
   ~RankCush();
   RankCush(RankCush&&) noexcept;
   void run(std::size_t steps);

@@ -2,8 +2,8 @@
 /// @file rank_field.hpp
 /// @brief A field over the GPUs of every rank of a process group: a grid decomposed into one
 /// block per device of the group (block k on the group's k-th device, ProcessGroup::devices()),
-/// each process holding its own devices' blocks, and the halo exchange between them, over NCCL
-/// between the ranks' GPUs and with the single-process exchange's copies within a rank.
+/// each process holding its own devices' blocks, and the halo exchange between them: over CUDA IPC
+/// or NCCL between the ranks' GPUs, with the single-process exchange's copies within a rank.
 ///
 /// Needs MPI, like process_group.hpp (link cush::mpi). Reads like a Field, with the blocks of
 /// this rank only:
@@ -25,7 +25,8 @@
 /// pass another grid, component count or root throw InvalidArgument together. What blocks the
 /// host: scatter() and gather() until their messages have arrived; on the MPI transport, each
 /// exchange until its messages have arrived. Over NCCL an exchange is enqueued on the streams and
-/// returns, as a Field's does. A rank that leaves the order of collective calls does not leave
+/// returns, as a Field's does; over CUDA IPC too, once the peer ranks have reached the same phase
+/// (each waits for the other's zero-byte message, not for a GPU). A rank that leaves the order of collective calls does not leave
 /// the others waiting for ever in cush's MPI calls (process_group.hpp); an NCCL transfer whose
 /// peer never comes waits as NCCL does (docs/guide.md, "Failure across ranks").
 
@@ -48,7 +49,9 @@ namespace cush {
 /// @brief How a field over ranks moves halos between ranks (within a rank: always the
 /// single-process exchange's copies).
 enum class RankTransport {
-  /// NCCL where every device of the group is a GPU of its own, else mpi.
+  /// ipc between every two ranks' GPUs that allow it; the other pairs over nccl where every device
+  /// of the group is a GPU of its own, else mpi. transport() says ipc only where every pair of
+  /// GPUs of different ranks uses it, else which of the others the rest use.
   automatic,
   /// NCCL send and receive between the two blocks' GPUs, on the streams. InvalidArgument on
   /// every rank where two devices of the group are one GPU (ranks sharing a GPU).
@@ -56,6 +59,14 @@ enum class RankTransport {
   /// Through pinned host memory and MPI messages on the group's communicator: the exchange
   /// waits for its messages on the host. For ranks that share GPUs, or an MPI without NCCL.
   mpi,
+  /// The sender's copy engine writes into the receiver's buffer over CUDA IPC, as a copy between
+  /// two GPUs of one process does: for ranks on one host whose GPUs reach each other (one GPU, or
+  /// peer access both ways). The field maps the peers' buffers when it is made; each phase of an
+  /// exchange waits on the host for the peer ranks to have enqueued their side (zero-byte MPI
+  /// messages), never for a GPU. Fields using it are destroyed in the same order on every rank
+  /// (a rank frees its buffers once the peers have unmapped them). InvalidArgument on every rank
+  /// where two GPUs of different ranks do not allow it.
+  ipc,
 };
 
 /// @brief The type-independent part of a RankField.
@@ -66,7 +77,9 @@ class RankFieldBase {
   RankFieldBase& operator=(RankFieldBase&&) noexcept;
   RankFieldBase(const RankFieldBase&) = delete;
   RankFieldBase& operator=(const RankFieldBase&) = delete;
-  /// Waits for the blocks' streams and the exchange, then frees the buffers (not collective).
+  /// Waits for the blocks' streams and the exchange, then frees the buffers. Not collective, but
+  /// over CUDA IPC a rank frees its buffers only once the ranks that mapped them have destroyed
+  /// their field too: destroy such fields in the same order on every rank.
   ~RankFieldBase();
   // A moved-from field may be destroyed, assigned to, asked components() (0), done() (true) and
   // waited for; anything else throws InvalidArgument ("this").

@@ -28,7 +28,7 @@ constexpr int halo_tag = 0x6861;
 }  // namespace
 
 RankExchange::RankExchange(const ProcessGroup& group, RankProgram program, const Decomposition& grid,
-                           const LocalBlocks& local, std::size_t element_size, RankNccl* nccl)
+                           const LocalBlocks& local, std::size_t element_size, RankNccl* nccl, std::span<const char> ipc)
     : group_(&group),
       local_(local),
       local_of_(grid.size(), std::numeric_limits<std::size_t>::max()),
@@ -39,6 +39,8 @@ RankExchange::RankExchange(const ProcessGroup& group, RankProgram program, const
   for (std::size_t& stride : local_.strides) stride *= element_size_;
   // The leading phases along axes exchanged in place copy each block's cells into its own ghosts.
   while (in_place_ < program_.phases.size() && grid.exchanged_in_place(program_.phases[in_place_].axis)) ++in_place_;
+  // The transfers over CUDA IPC leave the program; NCCL or MPI moves the rest.
+  if (!ipc.empty()) ipc_ = std::make_unique<RankIpc>(program_, ipc, local_of_, local_.devices, element_size_);
   for (std::size_t m = 0; m < program_.ends.size(); ++m) {
     const auto [from, to] = program_.ends[m];
     send_.emplace_back();
@@ -72,6 +74,15 @@ void* RankExchange::buffer(const BufferRef& b, std::span<void* const> data) cons
   }
   const std::size_t i = index_of(b.index);
   return static_cast<std::byte*>(data[i]) + b.component * local_.strides[i];
+}
+
+void RankExchange::connect(std::span<void* const> data, std::span<void* const> bases) {
+  if (!ipc_) return;
+  ipc_->connect(*group_, [&](const RankTransfer& t) {
+    void* buf = buffer(t.side.buffer, data);
+    void* base = t.side.buffer.kind == BufferRef::Kind::block ? bases[index_of(t.side.buffer.index)] : buf;
+    return IpcPlace{side_address(buf, t.side, element_size_), base};
+  });
 }
 
 void RankExchange::barrier(std::span<const cudaStream_t> on) const {
@@ -134,6 +145,9 @@ void RankExchange::transfer_mpi(const RankPhase& phase, std::span<void* const> d
 }
 
 void RankExchange::transfer(const RankPhase& phase, std::span<void* const> data, std::span<const cudaStream_t> on) {
+  if (ipc_)
+    ipc_->transfer(static_cast<std::size_t>(&phase - program_.phases.data()),
+                   [&](const RankTransfer& t) { return side_address(buffer(t.side.buffer, data), t.side, element_size_); }, on);
   if (phase.outgoing.empty() && phase.incoming.empty()) return;
   if (nccl_ != nullptr) {
     transfer_nccl(phase, data, on);

@@ -3,7 +3,9 @@
 // rank's part of the exchange program (grid/rank_program.hpp). Steps between blocks of this rank
 // are the single-process exchange's copies and box-copy kernels; a transfer between ranks is an
 // NCCL send and receive between the two blocks' GPUs (NCCL rank = block = device of the group),
-// or, on the MPI transport, a copy to pinned host memory, an MPI message and a copy to the GPU.
+// a copy by the sender's copy engine into the receiver's memory over CUDA IPC (mpi/rank_ipc.hpp,
+// between ranks of one host whose GPUs reach each other), or, on the MPI transport, a copy to
+// pinned host memory, an MPI message and a copy to the GPU.
 //
 // Order, phase by phase (one phase per axis): every stream of this rank waits for the others
 // (a block's neighbour of this rank may write into it), the phase's sends run on their blocks'
@@ -16,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include "cush/process_group.hpp"
 #include "cush/stream.hpp"
 #include "grid/rank_program.hpp"
+#include "mpi/rank_ipc.hpp"
 
 namespace cush::detail {
 
@@ -42,13 +46,19 @@ class RankExchange {
  public:
   /// The exchange `program` (this rank's part, rank_exchange_program()) of `grid` with this
   /// rank's blocks `local`; allocates its staging buffers and streams (not collective). `nccl`:
-  /// the group's NCCL (null: the MPI transport).
+  /// the group's NCCL (null: the MPI transport). `ipc`: the pairs of blocks whose transfers go
+  /// over CUDA IPC (ipc_pairs(); empty: none), which connect() then sets up.
   RankExchange(const ProcessGroup& group, RankProgram program, const Decomposition& grid, const LocalBlocks& local,
-               std::size_t element_size, RankNccl* nccl);
+               std::size_t element_size, RankNccl* nccl, std::span<const char> ipc = {});
   RankExchange(const RankExchange&) = delete;
   RankExchange& operator=(const RankExchange&) = delete;
   /// The exchange's streams synchronize as they are destroyed, so no copy outlives its buffers.
   ~RankExchange() = default;
+
+  /// Collective where the exchange has IPC pairs (on every rank alike): maps the peers' buffers.
+  /// `data`: each local block's first ghost cell; `bases`: the start of its allocation. The
+  /// exchanges must then pass the same `data`.
+  void connect(std::span<void* const> data, std::span<void* const> bases);
 
   /// `data`, `blocks`: each local block's buffer (its first ghost cell) and stream, in the order
   /// of LocalBlocks::pos. Collective (every rank calls the same sequence).
@@ -81,6 +91,9 @@ class RankExchange {
   // MPI transport: pinned host copies of each phase's transfers (by phase, then transfer).
   std::vector<std::vector<PinnedBuffer<std::byte>>> host_out_, host_in_;
   std::vector<Event> marks_;  // per local block
+  // Transfers over CUDA IPC (null: none anywhere). Destroyed after the streams are idle and before
+  // the receive buffers are freed.
+  std::unique_ptr<RankIpc> ipc_;
   // Destroyed before the buffers and events, synchronizing as they go.
   std::vector<Stream> streams_;  // the exchange's own, per local block
   bool in_flight_ = false;

@@ -17,6 +17,7 @@
 #include "mpi/mpi_call.hpp"
 #include "mpi/rank_exchange.hpp"
 #include "mpi/rank_grid.hpp"
+#include "mpi/rank_ipc.hpp"
 #include "mpi/rank_nccl.hpp"
 #include "mpi/together.hpp"
 
@@ -29,20 +30,37 @@ constexpr const char* where = "cush::RankField";
 constexpr int field_tag = 0x6366;
 constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
 
-// The transport the exchanges use: automatic resolved (collective where it makes NCCL).
-RankTransport resolve(const ProcessGroup& group, RankTransport asked, detail::RankNccl*& nccl) {
+// The transport the exchanges use: automatic resolved (collective where it makes NCCL or asks
+// which GPUs reach each other), and the pairs of blocks that move over CUDA IPC (`pairs`).
+RankTransport resolve(const ProcessGroup& group, RankTransport asked, detail::RankNccl*& nccl, std::vector<char>& pairs) {
   nccl = nullptr;
+  pairs.clear();
   if (asked == RankTransport::mpi || (asked == RankTransport::automatic && group.size() == 1)) return RankTransport::mpi;
   if (asked == RankTransport::nccl) {
     nccl = &detail::group_nccl(group);  // InvalidArgument on every rank where GPUs are shared
     return RankTransport::nccl;
   }
-  try {
-    nccl = &detail::group_nccl(group);
-    return RankTransport::nccl;
-  } catch (const InvalidArgument&) {
-    return RankTransport::mpi;  // every rank saw the same devices, so every rank falls back
-  }
+  pairs = detail::ipc_pairs(group);  // the same on every rank
+  const std::vector<RankDevice>& d = group.devices();
+  const std::size_t n = d.size();
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b) {
+      if (d[a].rank == d[b].rank || pairs[a * n + b] != 0) continue;
+      if (asked == RankTransport::ipc)
+        throw InvalidArgument(where, "transport",
+                              "ipc needs every two GPUs of different ranks on one host, each reaching the other (one GPU or "
+                              "peer access both ways); rank " + std::to_string(d[a].rank) + "'s device " +
+                                  std::to_string(d[a].device) + " and rank " + std::to_string(d[b].rank) + "'s device " +
+                                  std::to_string(d[b].device) + " are not");
+      // Some pairs go another way: NCCL where every device is a GPU of its own, else MPI.
+      try {
+        nccl = &detail::group_nccl(group);
+        return RankTransport::nccl;
+      } catch (const InvalidArgument&) {
+        return RankTransport::mpi;  // every rank saw the same devices, so every rank falls back
+      }
+    }
+  return RankTransport::ipc;
 }
 
 // Cells of block k's owned box, x fastest, between a host array of `extent` cells (at the box's
@@ -78,11 +96,13 @@ struct RankFieldBase::Impl {
   std::size_t components = 1;
   RankTransport transport = RankTransport::mpi;
   detail::RankNccl* nccl = nullptr;
+  std::vector<char> ipc;  // the pairs of blocks that move over CUDA IPC (detail::ipc_pairs; empty: none)
   // The blocks' streams, shared by fields made alike.
   std::shared_ptr<const detail::StreamSet> streams;
   std::vector<cudaStream_t> handles;
   std::vector<DeviceBuffer> buffers;
-  std::vector<void*> data;  // each local block's first ghost cell
+  std::vector<void*> data;   // each local block's first ghost cell
+  std::vector<void*> bases;  // each local block's allocation
   HaloComponents everything;
   std::unique_ptr<detail::RankExchange> engine;
   std::vector<std::pair<HaloComponents, std::unique_ptr<detail::RankExchange>>> selective;
@@ -111,7 +131,7 @@ struct RankFieldBase::Impl {
       local.pos.push_back(k);
       local.devices.push_back(devices[k].device);
     }
-    transport = resolve(g, asked, nccl);
+    transport = resolve(g, asked, nccl, ipc);
     everything = HaloComponents::all(components);
     detail::RankProgram program = detail::rank_exchange_program(g, grid, block_rank, everything);
     detail::together(g, where, [&] {
@@ -128,10 +148,12 @@ struct RankFieldBase::Impl {
       }
       for (std::size_t i = 0; i < local.pos.size(); ++i) {
         buffers.emplace_back(local.devices[i], bytes[i]);
+        bases.push_back(buffers.back().data());
         data.push_back(static_cast<std::byte*>(buffers.back().data()) + grid.lead() * element_size);
       }
-      engine = std::make_unique<detail::RankExchange>(g, std::move(program), grid, local, element_size, nccl);
+      engine = std::make_unique<detail::RankExchange>(g, std::move(program), grid, local, element_size, nccl, ipc);
     });
+    engine->connect(data, bases);
   }
 
   ~Impl() {
@@ -163,8 +185,9 @@ struct RankFieldBase::Impl {
     detail::RankProgram program = detail::rank_exchange_program(*group, grid, block_rank, which);
     std::unique_ptr<detail::RankExchange> made;
     detail::together(*group, "cush::RankField::exchange", [&] {
-      made = std::make_unique<detail::RankExchange>(*group, std::move(program), grid, local, element_size, nccl);
+      made = std::make_unique<detail::RankExchange>(*group, std::move(program), grid, local, element_size, nccl, ipc);
     });
+    made->connect(data, bases);
     selective.emplace_back(which, std::move(made));
     return *selective.back().second;
   }

@@ -64,6 +64,23 @@ inline bool gpus_are_distinct(const std::vector<int>& gpus) {
   return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
 }
 
+// Whether every two GPUs of this host reach each other (peer access both ways), asked on every
+// rank: what RankTransport::ipc needs between ranks of one host on different GPUs (ranks on one
+// GPU always may).
+inline bool gpus_reach_each_other() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  int mine = 1, all = 0;
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b) {
+      int can = 1;
+      if (a != b) CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (can == 0) mine = 0;
+    }
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
 // `call` throws InvalidArgument with `text` in its message.
 template <class F>
 void refused(F&& call, const std::string& text) {

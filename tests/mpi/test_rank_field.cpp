@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,11 +19,13 @@
 #include <cuda_runtime.h>
 
 #include "cush/error.hpp"
+#include "cush/host_memory.hpp"
 #include "cush/process_group.hpp"
 #include "cush/rank_field.hpp"
 #include "mpi_gpus.hpp"
 #include "mpi_test.hpp"
 #include "support/host_exchange.hpp"
+#include "support/kernels.hpp"
 
 namespace {
 
@@ -85,10 +88,23 @@ std::string describe(const Decomposition& g) {
   return s + ", row align " + std::to_string(g.row_align());
 }
 
-// The transports to test: MPI always, NCCL where every device is a GPU of its own.
+// The transports to test: MPI always, CUDA IPC where the host's GPUs reach each other, NCCL
+// where every device is a GPU of its own.
 std::vector<RankTransport> transports(const std::vector<int>& gpus) {
-  if (cush_test::gpus_are_distinct(gpus)) return {RankTransport::mpi, RankTransport::nccl};
-  return {RankTransport::mpi};
+  std::vector<RankTransport> out{RankTransport::mpi};
+  if (cush_test::gpus_reach_each_other()) out.push_back(RankTransport::ipc);
+  if (cush_test::gpus_are_distinct(gpus)) out.push_back(RankTransport::nccl);
+  return out;
+}
+
+const char* name(RankTransport t) {
+  switch (t) {
+    case RankTransport::automatic: return "automatic";
+    case RankTransport::nccl: return "nccl";
+    case RankTransport::mpi: return "mpi";
+    case RankTransport::ipc: return "ipc";
+  }
+  return "?";
 }
 
 TEST(RankFieldMpi, EveryGhostOfEveryRankAfterEachKindOfExchange) {
@@ -101,7 +117,7 @@ TEST(RankFieldMpi, EveryGhostOfEveryRankAfterEachKindOfExchange) {
       const Decomposition g = random_grid_of(rng, group.devices().size());
       const std::size_t components = 1 + static_cast<std::size_t>(trial % 2);
       SCOPED_TRACE(describe(g) + ", " + std::to_string(components) + " components, " +
-                   (transport == RankTransport::nccl ? "nccl" : "mpi") + ", rank " + std::to_string(group.rank()));
+                   name(transport) + ", rank " + std::to_string(group.rank()));
       cush::RankField<double> f(group, g, components, transport);
       EXPECT_EQ(f.transport(), transport);
       fill(f);
@@ -137,7 +153,7 @@ TEST(RankFieldMpi, OverlappedExchangeOfSelectedComponents) {
   for (const RankTransport transport : transports(gpus)) {
     for (int trial = 0; trial < 4; ++trial) {
       const Decomposition g = random_grid_of(rng, group.devices().size());
-      SCOPED_TRACE(describe(g) + ", rank " + std::to_string(group.rank()));
+      SCOPED_TRACE(describe(g) + ", " + name(transport) + ", rank " + std::to_string(group.rank()));
       cush::RankField<double> f(group, g, 2, transport);
       fill(f);
       std::size_t cells = 0;
@@ -159,16 +175,98 @@ TEST(RankFieldMpi, OverlappedExchangeOfSelectedComponents) {
   }
 }
 
-TEST(RankFieldMpi, AutomaticTakesNcclWhereEveryDeviceIsAGpuOfItsOwn) {
+// Automatic: CUDA IPC between ranks of one host whose GPUs reach each other (every pair here),
+// else NCCL where every device is a GPU of its own, else MPI; NCCL refused on a shared GPU.
+TEST(RankFieldMpi, AutomaticTakesIpcOnOneHostElseNccl) {
   const std::vector<int> gpus = cush_test::my_gpus();
   REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
   const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  const bool one_host = group.hosts().size() == 1;
   const cush::RankField<float> f(group, Extent3{33, 17, 9}, 3);
-  EXPECT_EQ(f.transport(), cush_test::gpus_are_distinct(gpus) ? RankTransport::nccl : RankTransport::mpi);
+  const RankTransport expected = one_host && cush_test::gpus_reach_each_other() ? RankTransport::ipc
+                                 : cush_test::gpus_are_distinct(gpus)          ? RankTransport::nccl
+                                                                                : RankTransport::mpi;
+  EXPECT_EQ(name(f.transport()), std::string(name(expected)));
+  EXPECT_EQ(name(cush::RankField<float>::alike(f).transport()), std::string(name(expected)));
   if (!cush_test::gpus_are_distinct(gpus))
     cush_test::refused([&] { cush::RankField<float> g(group, Extent3{33, 17, 9}, 3, {}, 1, RankTransport::nccl); },
                        "are one GPU");
   EXPECT_TRUE(cush_test::all_ranks(group, !HasFailure()));
+}
+
+// Over CUDA IPC, the two orders the interprocess events keep, under delays: each round, every
+// block's stream first spins for a random time and then copies its buffer to the host (a read of
+// the ghosts, enqueued before the exchange); then the exchange. The copy must see the ghosts still
+// unset (no peer wrote before the receiver's earlier work was done: "free") and the field after
+// wait() every ghost filled (the receiver waited for the peers' copies: "done"). Two fields made
+// alike, exchanges of selected components (each builds and maps its own program), every form of
+// exchange, and the fields destroyed in the same order on every rank.
+TEST(RankFieldMpi, IpcKeepsOrderUnderDelaysAndTearsDown) {
+  const std::vector<int> gpus = cush_test::my_gpus();
+  REQUIRE_A_GPU_ON_EVERY_RANK(gpus);
+  if (!cush_test::gpus_reach_each_other()) GTEST_SKIP() << "needs GPUs with peer access both ways";
+  const cush::ProcessGroup group(MPI_COMM_WORLD, gpus);
+  std::mt19937 rng(5454);  // the same draws on every rank
+  std::mt19937 delays(static_cast<unsigned>(77 + group.rank()));  // each rank its own
+  cush::HaloComponents first;
+  for (std::size_t axis = 0; axis < 3; ++axis) first.fill(axis, -1, {0}).fill(axis, +1, {0});
+  for (int trial = 0; trial < 3; ++trial) {
+    const Decomposition g = random_grid_of(rng, group.devices().size());
+    SCOPED_TRACE(describe(g) + ", rank " + std::to_string(group.rank()));
+    auto f = std::make_unique<cush::RankField<double>>(group, g, 2, RankTransport::ipc);
+    auto h = std::make_unique<cush::RankField<double>>(cush::RankField<double>::alike(*f));
+    EXPECT_EQ(name(h->transport()), std::string("ipc"));
+    for (int round = 0; round < 6; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      fill(*f);
+      fill(*h);
+      std::vector<cush::PinnedBuffer<double>> before;
+      for (const cush::RankField<double>* x : {f.get(), h.get()})
+        x->for_each([&](cush::Block<double> b) {
+          cush_test::spin(b.stream(), std::uniform_real_distribution<double>(0.0, 4.0)(delays));
+          before.emplace_back(x->grid().allocated_cells(b.pos()));
+          CUSH_CUDA_CHECK(cudaMemcpyAsync(before.back().data(), b.data(), before.back().size() * sizeof(double),
+                                          cudaMemcpyDeviceToHost, b.stream()));
+        });
+      bool f_second = true, h_second = true;  // whether component 1 is exchanged
+      if (round % 3 == 0) {
+        f->exchange();
+        h->exchange(first);
+        h_second = false;
+      } else if (round % 3 == 1) {
+        f->exchange_start(first);
+        h->exchange_start();
+        h->exchange_finish();
+        f->exchange_finish();
+        f_second = false;
+      } else {
+        f->exchange_overlapped(1, [](const cush::Block<double>&, const cush::Box&) {});
+        h->exchange();
+      }
+      f->wait();
+      h->wait();
+      std::size_t k = 0;
+      for (const cush::RankField<double>* x : {f.get(), h.get()})
+        for (std::size_t pos : x->local_blocks()) {
+          const std::vector<double> start = cush_test::initial_buffer(g, pos);
+          EXPECT_TRUE(std::equal(start.begin(), start.end(), before[k++].data())) << "a ghost was written too early";
+          const cush::Block<double> b = x->block(pos);
+          std::vector<double> back(g.allocated_cells(pos));
+          for (std::size_t c = 0; c < 2; ++c) {
+            CUSH_CUDA_CHECK(cudaMemcpy(back.data(), b.data(c), back.size() * sizeof(double), cudaMemcpyDeviceToHost));
+            SCOPED_TRACE("component " + std::to_string(c));
+            if (c == 1 && !(x == f.get() ? f_second : h_second)) {
+              EXPECT_EQ(back, start) << "component 1 changed";
+            } else {
+              cush_test::verify_buffer(g, pos, back);
+            }
+          }
+        }
+      ASSERT_TRUE(cush_test::all_ranks(group, !HasFailure())) << "trial " << trial;
+    }
+    f.reset();  // the same order on every rank
+    h.reset();
+  }
 }
 
 TEST(RankFieldMpi, ScatterFromEveryRootGatherToAnother) {
@@ -207,7 +305,7 @@ TEST(RankFieldMpi, ARankWithoutDevicesTakesPartAsRoot) {
   std::mt19937 rng(5353);
   for (const RankTransport transport : transports(gpus)) {
     const Decomposition g = random_grid_of(rng, group.devices().size());
-    SCOPED_TRACE(describe(g) + ", rank " + std::to_string(rank));
+    SCOPED_TRACE(describe(g) + ", " + name(transport) + ", rank " + std::to_string(rank));
     cush::RankField<double> f(group, g, 1, transport);
     EXPECT_EQ(f.local_blocks().empty(), rank == 0);
     fill(f);
