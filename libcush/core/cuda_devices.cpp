@@ -158,6 +158,37 @@ void enable_physical_peer_access(int from, int to) {
   }
 }
 
+int physical_by_bus_id(const std::string& bus) {
+  int device = -1;
+  if (bus.empty() || cudaDeviceGetByPCIBusId(&device, bus.c_str()) != cudaSuccess) {
+    (void)cudaGetLastError();  // a GPU this process cannot see
+    return -1;
+  }
+  return device;
+}
+
+bool reaches_physical(int logical, int physical) {
+  const int mine = physical_id(logical);
+  if (physical < 0) return false;
+  if (physical == mine) return true;
+  int there = 0, back = 0;
+  CUSH_CUDA_CHECK_AT(cudaDeviceCanAccessPeer(&there, mine, physical), named(logical));
+  CUSH_CUDA_CHECK_AT(cudaDeviceCanAccessPeer(&back, physical, mine), named(logical));
+  return there != 0 && back != 0;
+}
+
+void enable_access_to_physical(int from, int to) {
+  if (physical_id(from) == to) return;
+  const DeviceGuard guard(from);
+  const cudaError_t status = CUSH_CUDA_CALL(cudaDeviceEnablePeerAccess(to, 0));
+  if (status == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();
+  } else if (status != cudaSuccess) {
+    throw_cuda_error(status, "cudaDeviceEnablePeerAccess(to, 0)", __FILE__, __LINE__,
+                     "from " + named(from) + " to CUDA device " + std::to_string(to));
+  }
+}
+
 cudaMemPool_t create_device_pool(int logical) {
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;

@@ -62,6 +62,14 @@ decltype(auto) finishing_on_error(std::span<const int> logical, F&& f) {
 /// cudaDeviceEnablePeerAccess from the physical device of `from` to that of `to` (different
 /// GPUs); an access already enabled by the application counts as done.
 void enable_physical_peer_access(int from, int to);
+/// The physical device with PCI bus id `bus` as this process sees it; -1 where it sees none.
+[[nodiscard]] int physical_by_bus_id(const std::string& bus);
+/// Whether logical device `logical` and physical device `physical` reach each other: one GPU, or
+/// peer access both ways (for memory of another process, mapped over CUDA IPC).
+[[nodiscard]] bool reaches_physical(int logical, int physical);
+/// Peer access from the physical device of `from` to physical device `to` (another GPU; an
+/// access already enabled counts as done).
+void enable_access_to_physical(int from, int to);
 /// A memory pool of cush's own on the physical device of `logical` (cudaMemPoolCreate), whose
 /// allocations other devices can be given access to; never the application's default pool.
 [[nodiscard]] cudaMemPool_t create_device_pool(int logical);

@@ -10,7 +10,7 @@
 
 #include "cush/device_guard.hpp"
 #include "cush/error.hpp"
-#include "cush/virtual_gpus.hpp"
+#include "core/cuda_devices.hpp"
 #include "mpi/mpi_call.hpp"
 #include "mpi/together.hpp"
 
@@ -37,32 +37,15 @@ struct Record {
 std::string bus_ids(const std::vector<int>& devices) {
   std::string out;
   for (int d : devices) {
-    char id[64] = {};
-    if (cudaDeviceGetPCIBusId(id, sizeof id, physical_device(d)) != cudaSuccess) {
-      (void)cudaGetLastError();
-      id[0] = '\0';
+    std::string id;
+    try {
+      id = pci_bus_id(d);
+    } catch (const CudaError&) {
+      // a device CUDA cannot describe reaches nothing
     }
-    out += std::string(id) + "\n";
+    out += id + "\n";
   }
   return out;
-}
-
-// Whether this process's physical device `mine` and the GPU with PCI bus id `theirs` can reach
-// each other (one GPU, or peer access both ways).
-bool reach(int mine, const std::string& theirs) {
-  if (theirs.empty()) return false;
-  int other = -1;
-  if (cudaDeviceGetByPCIBusId(&other, theirs.c_str()) != cudaSuccess) {
-    (void)cudaGetLastError();  // a GPU this process cannot see
-    return false;
-  }
-  if (other == mine) return true;
-  int there = 0, back = 0;
-  if (cudaDeviceCanAccessPeer(&there, mine, other) != cudaSuccess || cudaDeviceCanAccessPeer(&back, other, mine) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return there != 0 && back != 0;
 }
 
 void add_once(std::vector<int>& v, int x) {
@@ -101,7 +84,7 @@ std::vector<char> ipc_pairs(const ProcessGroup& group) {
     if (devices[a].rank != group.rank()) continue;
     for (std::size_t b = 0; b < n; ++b)
       rows.push_back(devices[b].rank != group.rank() && group.same_host(devices[a].rank, devices[b].rank) &&
-                             reach(physical_device(devices[a].device), bus[b])
+                             reaches_physical(devices[a].device, physical_by_bus_id(bus[b]))
                          ? 1
                          : 0);
   }
@@ -180,6 +163,7 @@ void RankIpc::connect(const ProcessGroup& group, const std::function<IpcPlace(co
         if (done == nullptr) done = interprocess_event(devices_[out.local]);
         Record r;
         r.tag = out.t.tag;
+        const DeviceGuard guard(devices_[out.local]);
         CUSH_CUDA_CHECK(cudaIpcGetEventHandle(&r.event, done));
         to_send[out.t.peer].push_back(r);
       }
@@ -225,6 +209,10 @@ void RankIpc::connect(const ProcessGroup& group, const std::function<IpcPlace(co
           mapped_.push_back(base);
         }
         out.remote = static_cast<std::byte*>(base) + r.offset;
+        // Mapped once per process, under the first sender's device: the others reach the GPU too.
+        cudaPointerAttributes where_it_is{};
+        CUSH_CUDA_CHECK(cudaPointerGetAttributes(&where_it_is, out.remote));
+        enable_access_to_physical(devices_[out.local], where_it_is.device);
         out.free = open_event(out.t.peer, devices_[out.local], r.event);
       }
       for (In& in : phase.in) in.done = open_event(in.t.peer, devices_[in.local], by_tag.at(in.t.tag)->event);
