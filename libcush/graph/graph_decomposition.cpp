@@ -101,7 +101,7 @@ GraphDecomposition::GraphDecomposition(const Adjacency& graph, const Layout& lay
     : GraphDecomposition(graph, owners_from(graph, layout), layout.devices()) {}
 
 GraphDecomposition::GraphDecomposition(const Adjacency& graph, std::span<const int> owner, std::size_t parts) {
-  detail::check_graph(where_decomposition, graph);
+  detail::check_rows(where_decomposition, graph);  // the columns: in the pass that reads them
   const std::size_t n = graph.nodes();
   detail::check_owner(where_decomposition, owner, n, parts);
   nodes_ = n;
@@ -109,12 +109,6 @@ GraphDecomposition::GraphDecomposition(const Adjacency& graph, std::span<const i
   const auto owner_of = [&](std::int64_t node) {
     return static_cast<std::size_t>(owner[static_cast<std::size_t>(node)]);
   };
-  const auto row = [&](std::int64_t node) {
-    const auto i = static_cast<std::size_t>(node);
-    return graph.cols.subspan(static_cast<std::size_t>(graph.row_ptr[i]),
-                              static_cast<std::size_t>(graph.row_ptr[i + 1] - graph.row_ptr[i]));
-  };
-
   // Q of every part in global order (a counting sort by owner): part p's nodes are
   // by_owner[q_start[p] .. q_start[p + 1]).
   std::vector<std::size_t> q_start(parts + 1, 0);
@@ -129,19 +123,25 @@ GraphDecomposition::GraphDecomposition(const Adjacency& graph, std::span<const i
 
   // B and O: an entry i -> j across parts puts i in B (of i's part) and j in O (of j's part).
   // R of part p: the nodes of other parts its rows read, each once (mark[j] = the last part that
-  // took j), grouped by owner, global order within.
+  // took j), grouped by owner, global order within. Each column is checked as it is read (the
+  // error names the first bad entry in the parts' order), so the entries are read once.
   std::vector<unsigned char> flags(n, 0);
   std::vector<std::vector<std::int64_t>> ghosts(parts);
-  std::vector<std::size_t> mark(n, parts);
+  constexpr std::uint32_t none = UINT32_MAX;  // parts <= 2^31: each owns a node, owners are ints
+  std::vector<std::uint32_t> mark(n, none);
   for (std::size_t p = 0; p < parts; ++p) {
     for (std::size_t k = q_start[p]; k < q_start[p + 1]; ++k) {
-      const std::int64_t i = by_owner[k];
-      for (const std::int64_t j : row(i)) {
+      const auto i = static_cast<std::size_t>(by_owner[k]);
+      const auto last = static_cast<std::size_t>(graph.row_ptr[i + 1]);
+      for (auto e = static_cast<std::size_t>(graph.row_ptr[i]); e < last; ++e) {
+        const std::int64_t j = graph.cols[e];
+        if (j < 0 || j >= static_cast<std::int64_t>(n)) detail::throw_bad_column(where_decomposition, i, e, j, n);
+        const auto jj = static_cast<std::size_t>(j);
         if (owner_of(j) == p) continue;
-        flags[static_cast<std::size_t>(i)] |= in_boundary;
-        flags[static_cast<std::size_t>(j)] |= in_sent;
-        if (mark[static_cast<std::size_t>(j)] != p) {
-          mark[static_cast<std::size_t>(j)] = p;
+        flags[i] |= in_boundary;
+        flags[jj] |= in_sent;
+        if (mark[jj] != static_cast<std::uint32_t>(p)) {
+          mark[jj] = static_cast<std::uint32_t>(p);
           ghosts[p].push_back(j);
         }
       }

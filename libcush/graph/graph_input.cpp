@@ -30,17 +30,10 @@ void check_rows(const char* where, const Adjacency& graph) {
                               std::to_string(graph.row_ptr[n]) + ", not at cols.size() = " + std::to_string(nnz));
 }
 
-void check_graph(const char* where, const Adjacency& graph) {
-  check_rows(where, graph);
-  const std::size_t n = graph.nodes();
-  for (std::size_t i = 0; i < n; ++i)
-    for (auto e = static_cast<std::size_t>(graph.row_ptr[i]); e < static_cast<std::size_t>(graph.row_ptr[i + 1]); ++e) {
-      const std::int64_t c = graph.cols[e];
-      if (c < 0 || c >= static_cast<std::int64_t>(n))
-        throw InvalidArgument(where, "graph.cols",
-                              "row " + std::to_string(i) + ", entry " + std::to_string(e) + ": column " +
-                                  std::to_string(c) + " is not a node (N = " + std::to_string(n) + ")");
-    }
+void throw_bad_column(const char* where, std::size_t row, std::size_t entry, std::int64_t column, std::size_t nodes) {
+  throw InvalidArgument(where, "graph.cols",
+                        "row " + std::to_string(row) + ", entry " + std::to_string(entry) + ": column " +
+                            std::to_string(column) + " is not a node (N = " + std::to_string(nodes) + ")");
 }
 
 void check_owner(const char* where, std::span<const int> owner, std::size_t nodes, std::size_t parts) {

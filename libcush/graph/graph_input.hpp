@@ -3,17 +3,20 @@
 // is built, and each names the item at fault (the row, the entry, the node, the part).
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "cush/graph.hpp"
 
 namespace cush::detail {
 
-/// Throws InvalidArgument (from `where`) unless `graph` is a CSR of N >= 1 rows: row_ptr starts
-/// at 0, never decreases and ends at cols.size(); every column is in [0, N).
-void check_graph(const char* where, const Adjacency& graph);
-/// The same but for the columns (the rows' shape alone, O(N)).
+/// Throws InvalidArgument (from `where`) unless `graph`'s rows are a CSR of N >= 1 rows: row_ptr
+/// starts at 0, never decreases and ends at cols.size() (O(N); the columns are checked where they
+/// are read, one by one: throw_bad_column).
 void check_rows(const char* where, const Adjacency& graph);
+/// The error for entry `entry` of row `row`, whose column is not in [0, N).
+[[noreturn]] void throw_bad_column(const char* where, std::size_t row, std::size_t entry, std::int64_t column,
+                                   std::size_t nodes);
 
 /// Throws InvalidArgument unless `parts` >= 1 parts of N nodes each own a node: owner.size() == N,
 /// every owner in [0, parts), no part without a node (the first one is named).
