@@ -94,7 +94,8 @@ struct RankFieldBase::Impl {
   std::vector<std::size_t> local_of;   // position -> index in local (none: another rank's)
   std::size_t element_size = 0;
   std::size_t components = 1;
-  RankTransport transport = RankTransport::mpi;
+  RankTransport asked = RankTransport::automatic;  // as given (fields made alike ask the same)
+  RankTransport transport = RankTransport::mpi;     // resolved
   detail::RankNccl* nccl = nullptr;
   std::vector<char> ipc;  // the pairs of blocks that move over CUDA IPC (detail::ipc_pairs; empty: none)
   // The blocks' streams, shared by fields made alike.
@@ -110,9 +111,9 @@ struct RankFieldBase::Impl {
   std::vector<std::byte> staging;  // this rank's blocks packed, for a scatter or gather
 
   // Collective: everything checked together, then allocated (a rank that fails tells the others).
-  Impl(const ProcessGroup& g, Decomposition d, std::size_t es, std::size_t count, RankTransport asked,
+  Impl(const ProcessGroup& g, Decomposition d, std::size_t es, std::size_t count, RankTransport how,
        std::shared_ptr<const detail::StreamSet> shared_streams)
-      : group(&g), grid(std::move(d)), element_size(es), components(count) {
+      : group(&g), grid(std::move(d)), element_size(es), components(count), asked(how) {
     g.agree(where, "the grid (extent, blocks, halo, periodicity, row alignment)", detail::grid_fingerprint(grid));
     g.agree(where, "the components", components);
     g.agree(where, "the element size", element_size);
@@ -258,7 +259,7 @@ RankFieldBase::RankFieldBase(const ProcessGroup& group, Decomposition grid, std:
 RankFieldBase::RankFieldBase(const RankFieldBase& like, std::size_t element_size, std::size_t components) {
   if (!like.impl_) throw InvalidArgument("cush::RankField::alike", "like", "was moved from");
   const Impl& l = *like.impl_;
-  impl_ = std::make_unique<Impl>(*l.group, l.grid, element_size, components, l.transport, l.streams);
+  impl_ = std::make_unique<Impl>(*l.group, l.grid, element_size, components, l.asked, l.streams);
 }
 
 RankFieldBase::RankFieldBase(RankFieldBase&&) noexcept = default;
