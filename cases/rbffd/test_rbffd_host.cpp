@@ -10,6 +10,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <map>
 #include <numbers>
@@ -23,6 +25,7 @@
 #include "nodes.hpp"
 #include "reference.hpp"
 #include "stencils.hpp"
+#include "weight_cache.hpp"
 #include "weights.hpp"
 
 namespace rbf = cases::rbffd;
@@ -412,6 +415,62 @@ TEST(RbffdHost, TenTurnsStayBoundedWithHyperviscosityOnly) {
   EXPECT_LE(g10, 0.12);
   EXPECT_LE(c10, 0.16);
   EXPECT_GT(g0, 1.0) << "without hyperviscosity the Gaussian should blow up within 10 turns";
+}
+
+// The weight cache (weight_cache.hpp): the first call computes and keeps the weights, the second reads them back
+// bit for bit; a file changed in one byte, cut short or grown, or kept for other nodes of the same N, is not
+// used (the weights computed again, equal); a folder that cannot be made still gives the weights.
+TEST(RbffdHost, WeightCacheReadsBackWhatItKeptAndRejectsBadFiles) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::temp_directory_path() / ("cush_rbffd_cache_" + std::to_string(std::random_device{}()));
+  fs::remove_all(folder);
+  const std::vector<rbf::Point> nodes = rbf::fibonacci_nodes(2000);
+  const rbf::Stencils st = rbf::nearest_neighbours(nodes, stencil_size);
+  const rbf::Weights direct = rbf::rbf_fd_weights(nodes, st);
+  const auto same = [&](const rbf::Weights& w) {
+    return w.dxi == direct.dxi && w.deta == direct.deta && w.lap == direct.lap && w.bilap == direct.bilap;
+  };
+  rbf::CacheUse use{};
+  EXPECT_TRUE(same(rbf::cached_weights(nodes, st, rbf::default_degree, folder, &use)));
+  EXPECT_EQ(use, rbf::CacheUse::computed);
+  const fs::path file = rbf::weights_file(nodes, st, rbf::default_degree, folder);
+  ASSERT_TRUE(fs::exists(file));
+  EXPECT_TRUE(same(rbf::cached_weights(nodes, st, rbf::default_degree, folder, &use)));
+  EXPECT_EQ(use, rbf::CacheUse::read);
+
+  // One byte of the lap weights changed: the stored hash no longer matches.
+  const auto size = fs::file_size(file);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    const char x = static_cast<char>(~f.get());
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.write(&x, 1);
+  }
+  EXPECT_TRUE(same(rbf::cached_weights(nodes, st, rbf::default_degree, folder, &use)));
+  EXPECT_EQ(use, rbf::CacheUse::computed) << "a changed file was used";
+  EXPECT_TRUE(same(rbf::cached_weights(nodes, st, rbf::default_degree, folder, &use)));
+  EXPECT_EQ(use, rbf::CacheUse::read) << "the file written again is not read back";
+  // Cut short, then grown by a byte.
+  fs::resize_file(file, size - 8);
+  (void)rbf::cached_weights(nodes, st, rbf::default_degree, folder, &use);
+  EXPECT_EQ(use, rbf::CacheUse::computed) << "a short file was used";
+  { std::ofstream(file, std::ios::app | std::ios::binary).put('x'); }
+  (void)rbf::cached_weights(nodes, st, rbf::default_degree, folder, &use);
+  EXPECT_EQ(use, rbf::CacheUse::computed) << "a long file was used";
+
+  // Other nodes of the same N (one moved a little), or another degree: another file.
+  std::vector<rbf::Point> moved = nodes;
+  moved[777].x += 1e-9;
+  EXPECT_NE(rbf::weights_file(moved, st, rbf::default_degree, folder), file);
+  EXPECT_NE(rbf::weights_file(nodes, st, 3, folder), file);
+  (void)rbf::cached_weights(moved, st, rbf::default_degree, folder, &use);
+  EXPECT_EQ(use, rbf::CacheUse::computed);
+
+  // A folder below a plain file cannot be made: the weights all the same.
+  EXPECT_TRUE(same(rbf::cached_weights(nodes, st, rbf::default_degree, file / "below", &use)));
+  EXPECT_EQ(use, rbf::CacheUse::computed);
+  fs::remove_all(folder);
 }
 
 TEST(RbffdHost, ExactSolutionRotatesBackwards) {
