@@ -41,6 +41,20 @@ class Load(unittest.TestCase):
         self.assertEqual(run.context, CONTEXT)
         self.assertEqual(run.source, "run.json")
 
+    def test_an_aggregates_only_file_keeps_each_median_and_says_so(self):
+        agg = lambda name, kind, t: {"name": f"{name}_{kind}", "run_name": name, "run_type": "aggregate",
+                                     "aggregate_name": kind, "real_time": t, "time_unit": "ms"}
+        run = self.load([agg("a/1/manual_time", "mean", 2.0), agg("a/1/manual_time", "median", 1.9),
+                         agg("a/1/manual_time", "stddev", 0.1), agg("b/2/manual_time", "median", 7.0),
+                         agg("b/2/manual_time", "cv", 0.01)])
+        self.assertEqual([(r.name, r.ms) for r in run.rows], [("a/1/manual_time", 1.9), ("b/2/manual_time", 7.0)])
+        self.assertTrue(run.context["aggregates_only"])
+        # With repetitions present the medians are not rows and the context says nothing.
+        run = self.load([{"name": "a/1/manual_time", "run_type": "iteration", "real_time": 2.0, "time_unit": "ms"},
+                         agg("a/1/manual_time", "median", 2.0)])
+        self.assertEqual([r.name for r in run.rows], ["a/1/manual_time"])
+        self.assertNotIn("aggregates_only", run.context)
+
     def test_default_time_unit_is_nanoseconds(self):
         self.assertEqual(self.load([{"name": "x", "real_time": 2e6}]).rows[0].ms, 2.0)
 

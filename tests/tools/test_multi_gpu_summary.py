@@ -181,6 +181,9 @@ class Missing(unittest.TestCase):
         self.assertIn("cut.json (4 x NVIDIA H200, 2026-12-01T00:00:00+00:00, cut by its time limit after its last whole row)",
                       multi_gpu.render([cut]))
         self.assertNotIn("cut by its time limit", multi_gpu.render([whole]))
+        medians = load(karst_rows(), "medians.json", dict(H200, aggregates_only=True))
+        self.assertIn("medians.json (4 x NVIDIA H200, 2026-12-01T00:00:00+00:00, medians only)", multi_gpu.render([medians]))
+        self.assertNotIn("medians only", multi_gpu.render([whole]))
 
     def test_a_device_operations_file_without_a_gpu_count_is_left_out(self):
         runs = [load(device_op_rows(4, counter=False), "ops.json", {"date": "2026-12-01T00:00:00+00:00"})]

@@ -5,6 +5,9 @@ run of each benchmark; with --benchmark_repetitions it adds aggregate entries (m
 stddev, cv) that repeat what the repetitions already say, and a failed benchmark leaves an entry
 marked error_occurred without usable numbers. `load` keeps only the repetitions that ran, each
 with its time in milliseconds, so that every consumer computes its statistics from the same rows.
+A file written with --benchmark_report_aggregates_only holds no repetitions: `load` then keeps each
+benchmark's median as its one row (named as its repetitions would be, the entry's run_name) and
+marks the context "aggregates_only", so that a reader can say the spread is not there.
 """
 import json
 import os
@@ -59,17 +62,22 @@ def load(path):
                          f"`python3 -m cushreport close {path}`") from None
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
         raise InputError(f"{path}: not Google Benchmark JSON (no \"benchmarks\" list)")
-    rows, errors = [], []
+    rows, errors, medians = [], [], []
     for b in data["benchmarks"]:
         if not isinstance(b, dict) or "name" not in b:
             raise InputError(f"{path}: a benchmark entry without a name")
-        if b.get("run_type", "iteration") != "iteration":
-            continue
         if b.get("error_occurred"):
             errors.append(f"{b['name']}: {b.get('error_message', '?')}")
             continue
-        rows.append(Row(b["name"], b["real_time"] * MS_PER[b.get("time_unit", "ns")], b))
-    return Run(path, data.get("context", {}), rows, errors)
+        ms = b["real_time"] * MS_PER[b.get("time_unit", "ns")]
+        if b.get("run_type", "iteration") == "iteration":
+            rows.append(Row(b["name"], ms, b))
+        elif b.get("aggregate_name") == "median":
+            medians.append(Row(b.get("run_name", b["name"]), ms, b))
+    context = data.get("context", {})
+    if not rows and medians:
+        rows, context = medians, dict(context, aggregates_only=True)
+    return Run(path, context, rows, errors)
 
 
 def close_cut(text):

@@ -117,8 +117,10 @@ def f_test_table(entries):
 
 
 def cut_note(run):
-    """ ", cut by its time limit" for a file `cushreport close` closed (gbench.close_cut)."""
-    return ", cut by its time limit after its last whole row" if run.context.get("cut") else ""
+    """ ", cut by its time limit" for a file `cushreport close` closed (gbench.close_cut), and
+    ", medians only" for a file of aggregates only (gbench.load)."""
+    note = ", cut by its time limit after its last whole row" if run.context.get("cut") else ""
+    return note + (", medians only" if run.context.get("aggregates_only") else "")
 
 
 def files_line(got):
