@@ -31,7 +31,11 @@
 #                "2 <all>", on the first GPUs: cush, cush with the peer kernel forced, NCCL (also
 #                on symmetric windows) and the raw twin), halo (bench_halo), overlap
 #                (bench_overlap, into overlap_<date>.json, outside the multi-GPU summary; not in
-#                the default parts), and bench_cases' rows of lbm,
+#                the default parts), ranks (the cases across processes, issue 49: `mpiexec -n
+#                <every GPU> bench_ranks`, one process per GPU, at 256, 512 and 1024, into
+#                multi_gpu_<date>_ranks.json, and bench_cases' one-process rows of the same GPU
+#                count into multi_gpu_<date>_cases_ranks.json; needs bench_ranks, built where MPI
+#                is found; not in the default parts), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft, scale on 1, 2, 4 ... GPUs
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
@@ -58,7 +62,7 @@ known_steps=" build test demo archcheck sanitize report probe bench devbench hal
 for s in ${CUSH_STEPS//,/ }; do
   [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
 done
-known_parts=" device_ops overlap halo lbm advection matmul karst fft scale "
+known_parts=" device_ops overlap ranks halo lbm advection matmul karst fft scale "
 for p in ${CUSH_MULTI_PARTS:-}; do
   [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
 done
@@ -268,7 +272,7 @@ if has multi; then
   # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
   # ended (below); all parts together take longer than one 10-minute command: run them in groups
   # (CUSH_MULTI_PARTS).
-  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120)
+  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300)
   for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft scale}; do
     limit=${CUSH_MULTI_TIMEOUT:-${limits[$part]:-120}}
     case $part in
@@ -287,6 +291,25 @@ if has multi; then
         note "multi overlap: rc $? ($(elapsed))"
         PYTHONPATH="$PWD/tools" python3 -m cushreport close "$OUT/overlap_${call}.json" >>"$OUT/multi_close.log" 2>&1
         summarize overlap "$OUT/overlap_${call}.json" >"$OUT/overlap.md" 2>&1 ;;
+      ranks)
+        if [ ! -x "$build/bench/bench_ranks" ]; then note "multi ranks: no bench_ranks (cush built without MPI)"; continue; fi
+        mpi=(mpiexec -n "$total")
+        if mpiexec --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+          mpi+=(--oversubscribe)
+          [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+        fi
+        families='(advection_ranks|advection_ranks_overlap|lbm_ranks_esoteric_fp32)'
+        timeout "$limit" "${mpi[@]}" "$build/bench/bench_ranks" \
+          --benchmark_filter="${CUSH_MULTI_FILTER_ranks:-^case/$families/rank_[a-z_]+/${total}proc/(256|512|1024)/}" \
+          --benchmark_repetitions="$reps" --benchmark_out="$OUT/multi_gpu_${call}_ranks.json" \
+          --benchmark_out_format=json >"$OUT/multi_ranks.log" 2>&1
+        note "multi ranks, $total processes: rc $? ($(elapsed))"
+        CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.1} timeout "$limit" "$build/bench/bench_cases" \
+          --benchmark_filter="^case/(advection|advection_overlap|lbm_esoteric_fp32)/multi_cu(sh|da)/${total}gpu/(256|512|1024)/" \
+          --benchmark_repetitions="$reps" --benchmark_out="$OUT/multi_gpu_${call}_cases_ranks.json" \
+          --benchmark_out_format=json >"$OUT/multi_cases_ranks.log" 2>&1
+        note "multi ranks, one process on $total GPUs: rc $? ($(elapsed))"
+        summarize ranks "$OUT/multi_gpu_${call}_ranks.json" "$OUT/multi_gpu_${call}_cases_ranks.json" >"$OUT/ranks.md" 2>&1 ;;
       halo)
         timeout "$limit" "$build/bench/bench_halo" --benchmark_repetitions="$reps" --benchmark_filter="${CUSH_MULTI_FILTER_halo:-.}" \
           --benchmark_out="$OUT/multi_gpu_${call}_halo.json" --benchmark_out_format=json >"$OUT/multi_halo.log" 2>&1
