@@ -65,6 +65,22 @@ class Ranks(unittest.TestCase):
         # One size only (lbm): no F-test.
         self.assertNotIn("lbm.4proc.esoteric_fp32.rank_cush_vs_rank_cuda", entries)
 
+    def test_the_nccl_variant_is_held_against_one_process_without_a_goal_and_gets_columns(self):
+        runs = self.call()
+        nccl = self.load(rows("case/advection_ranks/rank_cush_nccl/4proc/1024", 64.0 * 1.07, "iterations:10/manual_time"), "nccl")
+        entries = {e["name"]: e for e in ranks.figures(runs + [nccl])}
+        e = entries["advection.4proc.n1024.rank_cush_nccl_vs_1proc"]
+        self.assertAlmostEqual(e["value"], round(1 / 1.07, 4))
+        self.assertNotIn("goal", e)
+        # The F-test stays cush (automatic) against the raw twin.
+        self.assertIn("advection.4proc.rank_cush_vs_rank_cuda", entries)
+        text = ranks.render(runs + [nccl])
+        self.assertIn("| n | cush, p processes | cush, one process | rate / one process | cush over NCCL, p processes |", text)
+        self.assertIn("| 1024 | 65.280 | 64.000 | 0.980 | 68.480 | 0.935 | 64.640 | 64.000 | 0.990 |", text)
+        self.assertIn("| 256 | 1.020 | 1.000 | 0.980 | - | - | 1.010 | 1.000 | 0.990 |", text)
+        # Families without NCCL rows keep the table of seven columns.
+        self.assertIn("| 1024 | 110.000 | 100.000 | 0.909 | - | - | - |", text)
+
     def test_the_page_has_a_table_per_family_and_says_when_there_is_nothing(self):
         text = ranks.render(self.call())
         self.assertIn("## advection, 4 processes", text)

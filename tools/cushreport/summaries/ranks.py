@@ -1,7 +1,8 @@
 """The cases across processes (issue 49): bench_ranks rows (one MPI process per GPU) against the
 bench_cases rows of one process driving as many GPUs, from the files of one call.
 
-Rows: case/<case>_ranks[_<series>]/<rank_cush|rank_cuda>/<p>proc/<n> (bench_ranks) and
+Rows: case/<case>_ranks[_<series>]/<rank_cush|rank_cush_nccl|rank_cuda>/<p>proc/<n> (bench_ranks;
+rank_cush_nccl: the cush variant with its faces between processes forced onto NCCL) and
 case/<case>[_<series>]/<multi_cush|multi_cuda>/<p>gpu/<n> (bench_cases), e.g.
 case/advection_ranks_overlap/rank_cush/4proc/1024 and case/advection_overlap/multi_cush/4gpu/1024.
 Every ratio pairs two rows of the same call (the files given together). In docs/results/data a
@@ -13,7 +14,8 @@ GPUs (its time over the one-process time, inverted), per family and size; and cu
 processes no slower than the raw MPI + NCCL twin: seed 002's F-test (eq. 2.2, perf.f_test) of the
 log-time curves over the sizes (no significant difference at 95%, or cush faster).
 
-Names: <case>.<p>proc[.<series>].n<n>.rank_cush_vs_1proc (and rank_cuda_vs_1proc, no goal), and
+Names: <case>.<p>proc[.<series>].n<n>.rank_cush_vs_1proc (and rank_cush_nccl_vs_1proc and
+rank_cuda_vs_1proc, no goal), and
 <case>.<p>proc[.<series>].rank_cush_vs_rank_cuda (the F-test).
 """
 import re
@@ -22,12 +24,14 @@ from collections import defaultdict
 from .. import perf, stats
 from ..figures import figure, measured_in
 
-RANKS = re.compile(r"^case/(?P<case>[a-z0-9]+)_ranks(?:_(?P<series>[a-z0-9_]+))?/(?P<v>rank_cush|rank_cuda)/"
+RANKS = re.compile(r"^case/(?P<case>[a-z0-9]+)_ranks(?:_(?P<series>[a-z0-9_]+))?/(?P<v>rank_cush_nccl|rank_cush|rank_cuda)/"
                    r"(?P<p>\d+)proc/(?P<n>\d+)(?:/|$)")
 ONE = re.compile(r"^case/(?P<case>[a-z0-9]+)(?:_(?P<series>[a-z0-9_]+))?/(?P<v>multi_cush|multi_cuda)/"
                  r"(?P<g>\d+)gpu/(?P<n>\d+)(?:/|$)")
 GOAL = 0.97
 PAIR = {"rank_cush": "multi_cush", "rank_cuda": "multi_cuda"}
+# Every variant across processes and the one-process row it is held against.
+AGAINST = {"rank_cush": "multi_cush", "rank_cush_nccl": "multi_cush", "rank_cuda": "multi_cuda"}
 
 
 def samples(runs):
@@ -63,7 +67,7 @@ def figures(runs):
     for case, series, p in families(got):
         sizes = sorted({k[4] for k in got if k[:2] == (case, series) and k[3] == p and k[2] in PAIR})
         for n in sizes:
-            for v, one in PAIR.items():
+            for v, one in AGAINST.items():
                 ranks, single = got.get((case, series, v, p, n)), got.get((case, series, one, p, n))
                 if not ranks or not single:
                     continue
@@ -101,15 +105,25 @@ def render(runs):
     if not found:
         return "\n".join(lines + ["No case/<case>_ranks rows in these files.", ""])
     for case, series, p in found:
+        nccl = any(k[:4] == (case, series, "rank_cush_nccl", p) for k in got)
+        head = "| n | cush, p processes | cush, one process | rate / one process |"
+        rule = "|---:|---:|---:|---:|"
+        if nccl:
+            head += " cush over NCCL, p processes | rate / one process |"
+            rule += "---:|---:|"
         lines += [f"## {case}{' ' + series if series else ''}, {p} processes", "",
-                  "| n | cush, p processes | cush, one process | rate / one process | raw MPI + NCCL | raw CUDA, one process | rate / one process |",
-                  "|---:|---:|---:|---:|---:|---:|---:|"]
+                  head + " raw MPI + NCCL | raw CUDA, one process | rate / one process |", rule + "---:|---:|---:|"]
         for n in sorted({k[4] for k in got if k[:2] == (case, series) and k[3] == p}):
             cells = []
-            for v, one in PAIR.items():
+            for v, one in AGAINST.items():
+                if v == "rank_cush_nccl" and not nccl:
+                    continue
                 a, b = got.get((case, series, v, p, n)), got.get((case, series, one, p, n))
                 ma = stats.median(a) if a else None
                 mb = stats.median(b) if b else None
+                if v == "rank_cush_nccl":
+                    cells += [f"{ma:.3f}" if ma else "-", f"{mb / ma:.3f}" if ma and mb else "-"]
+                    continue
                 cells += [f"{ma:.3f}" if ma else "-", f"{mb:.3f}" if mb else "-",
                           f"{mb / ma:.3f}" if ma and mb else "-"]
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
