@@ -36,7 +36,9 @@
 #                multi_gpu_<date>_ranks.json, and bench_cases' one-process rows of the same GPU
 #                count into multi_gpu_<date>_cases_ranks.json; needs bench_ranks, built where MPI
 #                is found; not in the default parts), and bench_cases' rows of lbm,
-#                advection, matmul, karst, fft, scale on 1, 2, 4 ... GPUs
+#                advection, matmul, karst, fft, scale on 1, 2, 4 ... GPUs, and rbffd (strong at
+#                2^20-2^24, overlapped, weak, the exchange alone, the stage's SpMV against the copy;
+#                not in the default parts: its set-up at 2^24 takes minutes)
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
 #                series; CUSH_MULTI_FILTER_halo='/(2048|4096)/': the large faces)
@@ -62,7 +64,7 @@ known_steps=" build test demo archcheck sanitize report probe bench devbench hal
 for s in ${CUSH_STEPS//,/ }; do
   [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
 done
-known_parts=" device_ops overlap ranks halo lbm advection matmul karst fft scale "
+known_parts=" device_ops overlap ranks halo lbm advection matmul karst fft scale rbffd "
 for p in ${CUSH_MULTI_PARTS:-}; do
   [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
 done
@@ -266,13 +268,14 @@ if has multi; then
     [matmul]="^(case/matmul(_f64)?/[a-z_]+/[$counts]gpu/(4|12|20|40)|xt/matmul(_f64)?/[0-9]+/[$counts]gpu/(20|40))/"
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
     [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/"
-    [scale]="^case/scale/[a-z_]+/[$counts]gpu/")
+    [scale]="^case/scale/[a-z_]+/[$counts]gpu/"
+    [rbffd]="^(case/rbffd(_overlap|_weak)?/[a-z_]+/[$counts]gpu/(20|22|23|24)|exchange/rbffd/(raw|automatic)/[$counts]gpu/(20|22|24)|spmv/rbffd/(d2d_copy|ell)/1gpu/(22|24))/")
   # Seconds per part (per GPU count for device_ops), from the 4 x H200 run of 2026-11-27: 42 LBM
   # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count; 44 FFT
   # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
   # ended (below); all parts together take longer than one 10-minute command: run them in groups
   # (CUSH_MULTI_PARTS).
-  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300)
+  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300 [rbffd]=500)
   for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft scale}; do
     limit=${CUSH_MULTI_TIMEOUT:-${limits[$part]:-120}}
     case $part in

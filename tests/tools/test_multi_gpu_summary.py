@@ -54,6 +54,25 @@ class Goals(unittest.TestCase):
         self.assertEqual((hidden["reference"], hidden["ratio"]), (5.0, round((100 / 3.4 - 100 / 3.84) / 5, 3)))
         self.assertIn("advection, 2 GPUs, n = 1024: no exchange/advection/2gpu/1024 row", self.text)
 
+    def test_rbffd_scaling_exchange_and_hidden_share(self):
+        four = self.figures["rbffd.4gpu.multi_cush.2e24.speedup"]
+        self.assertEqual((four["value"], four["reference"], four["ratio"]), (17.5, 66.0, round(66 / 17.5, 3)))
+        self.assertTrue(four["goal"].endswith(">= 3.7: met"), four["goal"])
+        self.assertTrue(self.goal("rbffd.2gpu.multi_cush.2e24.speedup").endswith(">= 1.9: not met"))
+        self.assertEqual(self.figures["rbffd.2gpu.weak.multi_cush.2e23.vs_1gpu"]["ratio"], round(16.8 / 17.3, 3))
+        self.assertTrue(self.goal("rbffd.2gpu.weak.multi_cush.2e23.vs_1gpu").endswith(": met"))
+        self.assertTrue(self.goal("rbffd.4gpu.weak.multi_cush.2e24.vs_1gpu").endswith("not met"))
+        ex = self.figures["rbffd.4gpu.exchange.automatic.2e24.vs_raw"]
+        self.assertEqual((ex["value"], ex["reference"], ex["ratio"]), (150.0, 145.0, round(1.5 / 1.45, 3)))
+        self.assertTrue(ex["goal"].endswith(": met"), ex["goal"])
+        self.assertTrue(self.goal("rbffd.4gpu.exchange.automatic.2e22.vs_raw").endswith("not met"))
+        self.assertTrue(self.goal("rbffd.2gpu.exchange.automatic.2e24.vs_raw").endswith(": met"))  # 0.8 us more
+        hidden = self.figures["rbffd.4gpu.overlap.multi_cush.2e24.exchange_hidden"]
+        self.assertEqual((hidden["reference"], hidden["ratio"]), (6.0, round(5.5 / 6.0, 3)))
+        self.assertTrue(hidden["goal"].endswith(">= 0.85: met"), hidden["goal"])
+        self.assertIn("not held: the exchanges are 0.2% of the bulk step", self.goal("rbffd.2gpu.overlap.multi_cush.2e24.exchange_hidden"))
+        self.assertIn("rbffd.4gpu.cush_vs_raw", self.figures)  # the F-test over 2^22 and 2^24
+
     def test_lbm_met_and_missed_and_fluidx3d_by_gpu_count(self):
         fp32 = self.figures["lbm.4gpu.esoteric_fp32.multi_cush.m1024.vs_4x_1gpu"]
         self.assertEqual((fp32["value"], fp32["reference"], fp32["ratio"]), (98000, 100000, 0.98))

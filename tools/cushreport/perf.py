@@ -79,7 +79,7 @@ def verdict(r):
 # --- cases ---------------------------------------------------------------------------------------
 
 # Cases whose rows end in log2 of the problem size (case/fft_natural/.../28 is N = 2^28).
-LOG2_LABELLED = ("fft",)
+LOG2_LABELLED = ("fft", "rbffd")
 
 
 def is_log2_labelled(case):

@@ -11,7 +11,8 @@ call share <call>, e.g. the date):
 Runs on virtual GPUs are left out (they say nothing of several GPUs).
 
 The goals and their modules (multi_gpu_goals/): scaling (advection, lattice-Boltzmann, karst
-against g x one GPU; FluidX3D), libraries (matmul against cuBLASXt, the FFT against cufftXt and
+against g x one GPU; FluidX3D), rbffd (the stage against the copy, strong and weak scaling, the
+exchange against the raw twin and the share overlap hides), libraries (matmul against cuBLASXt, the FFT against cufftXt and
 its all-to-all floor), f_tests (cush against raw CUDA per case and GPU count), ops (device
 operations against NCCL and the raw twin; the halo exchange). Every reference comes from the same
 run (the same file; the FFT's floor from the call's bench_device_ops file of the same GPU count),
@@ -25,7 +26,7 @@ import re
 from collections import defaultdict
 
 from ..gbench import device_of, on_virtual_gpus
-from .multi_gpu_goals import f_tests, libraries, ops, scaling
+from .multi_gpu_goals import f_tests, libraries, ops, rbffd, scaling
 from .multi_gpu_goals.common import Found, gpus
 
 CALL = re.compile(r"^(multi_gpu_[^_.]+)(?:_[^.]*)?\.json$")
@@ -78,7 +79,8 @@ def sections(runs):
     tables = ops.medians(got["ops"])
     sources = {g: ", ".join(r.source for r in rs) for g, rs in got["ops"].items()}
     out = {k: Found() for k in ("goals", "cufftxt", "f_tests", "device_ops", "halo")}
-    for goals in (scaling.advection_goals, scaling.lbm_goals, scaling.karst_goals, libraries.matmul_goals):
+    for goals in (scaling.advection_goals, scaling.lbm_goals, scaling.karst_goals, libraries.matmul_goals,
+                  rbffd.rbffd_goals):
         for run in got["cases"]:
             out["goals"] += goals(run)
     for run in got["cases"]:
