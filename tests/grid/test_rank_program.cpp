@@ -148,6 +148,48 @@ TEST(RankProgram, EveryGhostCellEqualsItsOwnerOverRanks) {
   }
 }
 
+// The two ends of every transfer stand in phases of the same number and axis on their two ranks
+// (ranks drop phases where they have nothing to do): what the CUDA IPC transport's messages rely
+// on, which are tagged by the phase (libcush/mpi/rank_ipc.cpp). Random grids, ranks and halo
+// selections, one or two components.
+TEST(RankProgram, BothEndsOfATransferStandInTheSamePhase) {
+  std::mt19937 rng(4950);
+  std::size_t transfers = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const Decomposition g = cush_test::random_grid(rng);
+    const int ranks = std::uniform_int_distribution<int>(2, 5)(rng);
+    const std::vector<int> block_rank = random_ranks(rng, g.size(), ranks);
+    const std::size_t components = 1 + (rng() & 1U);
+    cush::HaloComponents which = cush::HaloComponents::all(components);
+    if (trial % 2 == 1) {  // a random selection of sides and components
+      which = cush::HaloComponents();
+      for (std::size_t axis = 0; axis < 3; ++axis)
+        for (int dir : {-1, +1})
+          for (std::size_t c = 0; c < components; ++c)
+            if (rng() % 3 != 0) which.fill(axis, dir, {c});
+    }
+    SCOPED_TRACE(cush_test::describe(g) + ", " + std::to_string(ranks) + " ranks, trial " + std::to_string(trial));
+    const cush::detail::ExchangeProgram program = cush::detail::exchange_program_over_ranks(g, block_rank, {}, which);
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> sent, received;  // tag -> (phase index, axis)
+    for (int r = 0; r < ranks; ++r) {
+      const RankProgram p = cush::detail::rank_program(program, block_rank, r);
+      for (std::size_t i = 0; i < p.phases.size(); ++i) {
+        for (const RankTransfer& t : p.phases[i].outgoing) sent[t.tag] = {i, p.phases[i].axis};
+        for (const RankTransfer& t : p.phases[i].incoming) received[t.tag] = {i, p.phases[i].axis};
+      }
+    }
+    ASSERT_EQ(sent.size(), received.size());
+    for (const auto& [tag, at] : sent) {
+      ASSERT_TRUE(received.count(tag)) << "tag " << tag;
+      EXPECT_EQ(at, received.at(tag)) << "tag " << tag << ": phase " << at.first << " (axis " << at.second
+                                      << ") on the sender, " << received.at(tag).first << " (axis "
+                                      << received.at(tag).second << ") on the receiver";
+    }
+    transfers += sent.size();
+  }
+  EXPECT_GT(transfers, 1000U);
+}
+
 TEST(RankProgram, OneBlockPerRankAndAllBlocksOnOneRank) {
   for (const Extent3 blocks : {Extent3{2, 1, 1}, Extent3{1, 2, 1}, Extent3{1, 1, 4}, Extent3{2, 2, 1}, Extent3{2, 2, 2}})
     for (bool periodic : {false, true}) {
