@@ -114,19 +114,24 @@ Header header_of(std::span<const Point> nodes, const Stencils& stencils, int deg
   return h;
 }
 
+// The file of the weights with header `h` in `folder`.
+std::filesystem::path file_of(const Header& h, const std::filesystem::path& folder) {
+  char key[17];
+  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(h.key));
+  return folder / ("rbffd_weights_" + std::to_string(h.nodes) + "_" + key + ".bin");
+}
+
 }  // namespace
 
 std::filesystem::path weights_file(std::span<const Point> nodes, const Stencils& stencils, int degree,
                                    const std::filesystem::path& folder) {
-  char key[17];
-  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(key_of(nodes, stencils, degree)));
-  return folder / ("rbffd_weights_" + std::to_string(nodes.size()) + "_" + key + ".bin");
+  return file_of(header_of(nodes, stencils, degree), folder);
 }
 
 Weights cached_weights(std::span<const Point> nodes, const Stencils& stencils, int degree,
                        const std::filesystem::path& folder, CacheUse* use) {
-  const Header h = header_of(nodes, stencils, degree);
-  const std::filesystem::path file = weights_file(nodes, stencils, degree, folder);
+  const Header h = header_of(nodes, stencils, degree);  // one pass over nodes and stencils for the key
+  const std::filesystem::path file = file_of(h, folder);
   Weights w;
   if (read_file(file, h, w)) {
     if (use != nullptr) *use = CacheUse::read;
