@@ -4,6 +4,8 @@
 // Names (time: wall clock for kSteps RK4 steps, or kSteps exchanges, on data already on the GPUs):
 //   case/rbffd/<variant>/<g>gpu/<log2 N>          bulk (exchange, then every row), n = 31
 //   case/rbffd_overlap/<variant>/<g>gpu/<log2 N>  raw and cush: interior rows during the exchange
+//   case/rbffd_graph/<variant>/<g>gpu/<log2 N>    overlapped, each step captured into a CUDA graph
+//                                                 and replayed (Options::graph), 2 GPUs or more
 //   case/rbffd_weak/<variant>/<g>gpu/<log2 N>     bulk, 2^22 nodes per GPU (N = g 2^22)
 //   spmv/rbffd/<impl>/1gpu/<log2 N>               y = A x alone, kSteps times: ell (the stage kernel's
 //                                                 product), csr_thread (the seed's), csr_warp,
@@ -79,7 +81,7 @@ const Setup& setup(std::size_t lg) {
 template <class V>
 void steps(benchmark::State& state, std::size_t lg, int gpus, rb::Options o) {
   const std::string key = std::string(typeid(V).name()) + "/" + std::to_string(lg) + "/" + std::to_string(gpus) + "/" +
-                          std::to_string(static_cast<int>(o.schedule));
+                          std::to_string(static_cast<int>(o.schedule)) + (o.graph ? "/graph" : "");
   V* v = cush_bench::kept<V>(key, [&] {
     const Setup& s = setup(lg);
     auto made = std::make_unique<V>(rb::Problem{&s.a, s.dt}, cases::Devices::first(gpus), o);
@@ -144,6 +146,9 @@ void register_rbffd() {
         cush_bench::add_timed(std::string("case/") + family + "/multi_cush" + on, [lg, g, o](benchmark::State& s) { steps<rb::MultiCush>(s, lg, g, o); }, true);
       }
       if (g < 2) continue;
+      const rb::Options captured{rb::Schedule::overlap, cush::GraphTransport::automatic, true};
+      cush_bench::add_timed("case/rbffd_graph/multi_cuda" + on, [lg, g, captured](benchmark::State& s) { steps<rb::MultiCuda>(s, lg, g, captured); }, true);
+      cush_bench::add_timed("case/rbffd_graph/multi_cush" + on, [lg, g, captured](benchmark::State& s) { steps<rb::MultiCush>(s, lg, g, captured); }, true);
       cush_bench::add_timed("exchange/rbffd/raw" + on, [lg, g](benchmark::State& s) { exchanges<rb::MultiCuda>(s, lg, g, {}); }, true);
       for (cush::GraphTransport t : {cush::GraphTransport::automatic, cush::GraphTransport::staged,
                                      cush::GraphTransport::host_staging, cush::GraphTransport::nccl})

@@ -8,7 +8,8 @@
 // each GPU records that its input is ready; its exchange stream waits for that and for each
 // receiver's readiness (the receiver's previous stage no longer reads those ghosts), gathers, and
 // records that it has sent; the rows that read no ghost run meanwhile on the main stream (overlap),
-// which waits for every sender before the boundary rows.
+// which waits for every sender before the boundary rows. With Options::graph one step is captured
+// into a CUDA graph (GPU 0's main stream forks to the others and joins them back) and replayed.
 
 #include <cuda_runtime.h>
 
@@ -31,6 +32,7 @@ struct MultiCuda::Gpu {
   std::vector<std::int64_t> global;  // local -> global
   cudaStream_t main = nullptr, side = nullptr;
   cudaEvent_t ready = nullptr, sent = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;  // Options::graph: into and out of the step's graph
   double* x[2] = {nullptr, nullptr};
   double* u = nullptr;
   double* acc = nullptr;
@@ -54,7 +56,7 @@ struct MultiCuda::Gpu {
     }
     for (double* b : {x[0], x[1], u, acc}) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeHost(staging));
-    for (cudaEvent_t e : {ready, sent})
+    for (cudaEvent_t e : {ready, sent, fork, join})
       if (e != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
     for (cudaStream_t s : {main, side})
       if (s != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s));
@@ -127,6 +129,8 @@ MultiCuda::MultiCuda(const Problem& p, const Devices& gpus, Options options)
     CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&G.side, cudaStreamNonBlocking));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.ready, cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.sent, cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.fork, cudaEventDisableTiming));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.join, cudaEventDisableTiming));
     for (double** b : {&G.x[0], &G.x[1]}) CUSH_CUDA_CHECK(cudaMalloc(b, G.size * sizeof(double)));
     for (double** b : {&G.u, &G.acc}) CUSH_CUDA_CHECK(cudaMalloc(b, G.owned * sizeof(double)));
     CUSH_CUDA_CHECK(cudaMallocHost(&G.staging, G.owned * sizeof(double)));
@@ -177,7 +181,14 @@ MultiCuda::MultiCuda(const Problem& p, const Devices& gpus, Options options)
   }
 }
 
-MultiCuda::~MultiCuda() = default;
+MultiCuda::~MultiCuda() {
+  if (step_ == nullptr) return;
+  for (const auto& G : gpus_) {
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(G->device));
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(G->main));
+  }
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(step_));
+}
 
 void MultiCuda::upload(const double* u0) {
   for (const auto& G : gpus_) {
@@ -214,22 +225,64 @@ void MultiCuda::exchange_finish() {
     for (std::size_t g : G->senders) CUSH_CUDA_CHECK(cudaStreamWaitEvent(G->main, gpus_[g]->sent, 0));
 }
 
+void MultiCuda::stage(int stage) {
+  const auto rows = [&](const Gpu& G, std::size_t first, std::size_t count) {
+    CUSH_CUDA_CHECK(cudaSetDevice(G.device));
+    launch_stage(G.a->view(), first, count, G.x[current_], G.x[1 - current_], G.u, G.acc, stage, dt_, G.main);
+  };
+  exchange_start(current_);
+  if (options_.schedule == Schedule::overlap)
+    for (const auto& G : gpus_) rows(*G, 0, G->interior);
+  exchange_finish();
+  for (const auto& G : gpus_) {
+    const std::size_t first = options_.schedule == Schedule::overlap ? G->interior : 0;
+    rows(*G, first, G->owned - first);
+  }
+  current_ = 1 - current_;
+}
+
+// One step into a graph: the other GPUs' main streams join GPU 0's capture and join back.
+void MultiCuda::capture() {
+  const Gpu& first = *gpus_[0];
+  CUSH_CUDA_CHECK(cudaSetDevice(first.device));
+  CUSH_CUDA_CHECK(cudaStreamBeginCapture(first.main, cudaStreamCaptureModeRelaxed));
+  CUSH_CUDA_CHECK(cudaEventRecord(first.fork, first.main));
+  for (const auto& G : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(G->main, first.fork, 0));
+  for (int s = 0; s < 4; ++s) stage(s);
+  for (const auto& G : gpus_) {
+    CUSH_CUDA_CHECK(cudaSetDevice(G->device));
+    CUSH_CUDA_CHECK(cudaEventRecord(G->join, G->main));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(first.main, G->join, 0));
+  }
+  CUSH_CUDA_CHECK(cudaSetDevice(first.device));
+  cudaGraph_t graph = nullptr;
+  CUSH_CUDA_CHECK(cudaStreamEndCapture(first.main, &graph));
+  CUSH_CUDA_CHECK(cudaGraphInstantiate(&step_, graph, 0));
+  CUSH_CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
+// The graph after the work already on every main stream, and before what follows on them.
+void MultiCuda::launch() {
+  const Gpu& first = *gpus_[0];
+  for (const auto& G : gpus_) {
+    CUSH_CUDA_CHECK(cudaSetDevice(G->device));
+    CUSH_CUDA_CHECK(cudaEventRecord(G->fork, G->main));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(first.main, G->fork, 0));
+  }
+  CUSH_CUDA_CHECK(cudaSetDevice(first.device));
+  CUSH_CUDA_CHECK(cudaGraphLaunch(step_, first.main));
+  CUSH_CUDA_CHECK(cudaEventRecord(first.join, first.main));
+  for (const auto& G : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(G->main, first.join, 0));
+}
+
 void MultiCuda::run(std::size_t steps) {
-  for (std::size_t s = 0; s < 4 * steps; ++s) {
-    const int stage = static_cast<int>(s % 4);
-    const auto rows = [&](const Gpu& G, std::size_t first, std::size_t count) {
-      CUSH_CUDA_CHECK(cudaSetDevice(G.device));
-      launch_stage(G.a->view(), first, count, G.x[current_], G.x[1 - current_], G.u, G.acc, stage, dt_, G.main);
-    };
-    exchange_start(current_);
-    if (options_.schedule == Schedule::overlap)
-      for (const auto& G : gpus_) rows(*G, 0, G->interior);
-    exchange_finish();
-    for (const auto& G : gpus_) {
-      const std::size_t first = options_.schedule == Schedule::overlap ? G->interior : 0;
-      rows(*G, first, G->owned - first);
+  if (options_.graph && step_ == nullptr) capture();
+  for (std::size_t s = 0; s < steps; ++s) {
+    if (options_.graph) {
+      launch();
+    } else {
+      for (int k = 0; k < 4; ++k) stage(k);
     }
-    current_ = 1 - current_;
   }
 }
 

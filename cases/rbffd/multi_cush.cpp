@@ -42,21 +42,27 @@ void MultiCush::upload(const double* u0) {
   x(current_).scatter(host);
 }
 
-void MultiCush::run(std::size_t steps) {
-  for (std::size_t s = 0; s < 4 * steps; ++s) {
-    const cush::GraphField<double>& next = x(1 - current_);
-    const auto stage = [&](const cush::GraphBlock<double>& in, cush::Range rows) {
-      launch_stage(a_[in.pos()]->view(), rows.offset, rows.count, in.data(), next.block(in.pos()).data(),
-                   u_.block(in.pos()).data(), acc_.block(in.pos()).data(), static_cast<int>(s % 4), dt_, in.stream());
-    };
-    if (options_.schedule == Schedule::overlap) {
-      x(current_).exchange_overlapped(stage);
-    } else {
-      x(current_).exchange();
-      x(current_).for_each([&](const cush::GraphBlock<double>& in) { stage(in, in.part().owned()); });
-    }
-    current_ = 1 - current_;
+void MultiCush::stage(int stage) {
+  const cush::GraphField<double>& next = x(1 - current_);
+  const auto rows = [&](const cush::GraphBlock<double>& in, cush::Range r) {
+    launch_stage(a_[in.pos()]->view(), r.offset, r.count, in.data(), next.block(in.pos()).data(), u_.block(in.pos()).data(),
+                 acc_.block(in.pos()).data(), stage, dt_, in.stream());
+  };
+  if (options_.schedule == Schedule::overlap) {
+    x(current_).exchange_overlapped(rows);
+  } else {
+    x(current_).exchange();
+    x(current_).for_each([&](const cush::GraphBlock<double>& in) { rows(in, in.part().owned()); });
   }
+  current_ = 1 - current_;
+}
+
+void MultiCush::run(std::size_t steps) {
+  const auto one_step = [&] {
+    for (int s = 0; s < 4; ++s) stage(s);
+  };
+  if (options_.graph && !step_) step_.emplace(x0_.streams(), one_step);
+  for (std::size_t s = 0; s < steps; ++s) options_.graph ? step_->launch() : one_step();
 }
 
 void MultiCush::exchange() { x(current_).exchange(); }

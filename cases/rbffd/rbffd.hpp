@@ -21,8 +21,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "cush/captured_work.hpp"
 #include "cush/graph_field.hpp"
 #include "devices.hpp"
 #include "ell.hpp"
@@ -49,6 +51,10 @@ struct Options {
   Schedule schedule = Schedule::bulk;
   /// The cush variant's transport (cush::GraphTransport; automatic: peer where peer access).
   cush::GraphTransport transport = cush::GraphTransport::automatic;
+  /// Multi-GPU variants: capture one RK4 step (four stages, their exchanges) into a CUDA graph
+  /// the first time run() is called, and replay it once per step: one host call per step
+  /// instead of several per GPU and stage, for sizes where enqueueing sets the pace.
+  bool graph = false;
 };
 
 /// Single-GPU reference on gpus.cuda[0]: the whole matrix, no exchange.
@@ -96,11 +102,15 @@ class MultiCuda {
  private:
   void exchange_start(std::size_t input);
   void exchange_finish();
+  void stage(int stage);
+  void capture();
+  void launch();
   std::size_t n_;
   double dt_;
   Options options_;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::size_t current_ = 0;  // which x buffer holds the stage input
+  cudaGraphExec_t step_ = nullptr;  // Options::graph: one RK4 step, captured
 };
 
 /// Multi-GPU cush: a cush::GraphDecomposition of A's pattern and cush::GraphFields.
@@ -116,12 +126,14 @@ class MultiCush {
 
  private:
   cush::GraphField<double>& x(std::size_t i) { return i == 0 ? x0_ : x1_; }
+  void stage(int stage);
   double dt_;
   Options options_;
   cush::GraphField<double> x0_, x1_;           // stage inputs (ping-pong), with ghosts
   cush::GraphField<double> u_, acc_;
   std::vector<std::unique_ptr<DeviceEll>> a_;  // each part's rows, local columns
   std::size_t current_ = 0;
+  std::optional<cush::CapturedWork> step_;     // Options::graph: one RK4 step
 };
 
 }  // namespace rbffd

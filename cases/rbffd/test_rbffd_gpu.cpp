@@ -91,7 +91,8 @@ TEST(CaseRbffd, SingleGpuMatchesTheHostStep) {
                   host_steps(setup(n), steps), "single, N = " + std::to_string(n) + ", " + std::to_string(steps) + " steps");
 }
 
-// 3 steps run as 1 + 2, on every device order and GPU count (virtual GPUs where the host has one).
+// 3 steps run as 1 + 2 (captured: one graph, replayed 3 times), on every device order and GPU
+// count (virtual GPUs where the host has one).
 TEST(CaseRbffd, MultiGpuVariantsEqualTheSingleGpuBitForBit) {
   CUSH_REQUIRE_GPUS(1);
   std::vector<std::vector<int>> orders = cush_test::device_orders();
@@ -103,11 +104,13 @@ TEST(CaseRbffd, MultiGpuVariantsEqualTheSingleGpuBitForBit) {
     for (const std::vector<int>& order : orders) {
       const cases::Devices gpus = cases::Devices::of(order);
       const std::string on = "N = " + std::to_string(n) + " on devices " + cush_test::to_string(order);
-      for (rb::Schedule sch : {rb::Schedule::bulk, rb::Schedule::overlap}) {
-        const std::string how = sch == rb::Schedule::bulk ? "bulk " : "overlap ";
-        expect_same_bits(gpu_steps<rb::MultiCuda>(s, gpus, {sch}, 3, 1), single, "raw " + how + on);
-        expect_same_bits(gpu_steps<rb::MultiCush>(s, gpus, {sch}, 3, 1), single, "cush " + how + on);
-      }
+      for (rb::Schedule sch : {rb::Schedule::bulk, rb::Schedule::overlap})
+        for (bool graph : {false, true}) {
+          const std::string how = std::string(sch == rb::Schedule::bulk ? "bulk " : "overlap ") + (graph ? "captured " : "");
+          const rb::Options o{sch, cush::GraphTransport::automatic, graph};
+          expect_same_bits(gpu_steps<rb::MultiCuda>(s, gpus, o, 3, 1), single, "raw " + how + on);
+          expect_same_bits(gpu_steps<rb::MultiCush>(s, gpus, o, 3, 1), single, "cush " + how + on);
+        }
     }
   }
 }
@@ -140,6 +143,9 @@ TEST(CaseRbffd, ManyStepsOnTwoDevices) {
   const std::vector<double> single = gpu_steps<rb::Single>(s, cases::Devices::first(1), {}, 40, 17);
   expect_same_bits(gpu_steps<rb::MultiCuda>(s, gpus, {rb::Schedule::overlap}, 40, 17), single, "raw overlap, 40 steps");
   expect_same_bits(gpu_steps<rb::MultiCush>(s, gpus, {rb::Schedule::overlap}, 40, 17), single, "cush overlap, 40 steps");
+  const rb::Options captured{rb::Schedule::overlap, cush::GraphTransport::automatic, true};
+  expect_same_bits(gpu_steps<rb::MultiCuda>(s, gpus, captured, 40, 17), single, "raw overlap captured, 40 steps");
+  expect_same_bits(gpu_steps<rb::MultiCush>(s, gpus, captured, 40, 17), single, "cush overlap captured, 40 steps");
 }
 
 TEST(CaseRbffd, BadProblemsAreRejected) {
@@ -152,15 +158,17 @@ TEST(CaseRbffd, BadProblemsAreRejected) {
 }
 
 // Injected faults (support/faults.hpp): every checked CUDA call of the cush variant fails once,
-// bulk and overlapped; each failure is a cush error naming the call and leaves no memory behind.
+// bulk, overlapped and captured; each failure is a cush error naming the call and leaves no memory behind.
 TEST(CaseRbffd, CushVariantFailsCleanlyAtEveryCheckedCall) {
   CUSH_REQUIRE_GPUS(1);
   const cases::Devices gpus = cases::Devices::first(cush::DeviceSet::available());
   const Case& s = setup(401, 17);
-  for (rb::Schedule sch : {rb::Schedule::bulk, rb::Schedule::overlap}) {
+  for (const rb::Options o : {rb::Options{rb::Schedule::bulk}, rb::Options{rb::Schedule::overlap},
+                              rb::Options{rb::Schedule::overlap, cush::GraphTransport::automatic, true}}) {
     cush_test::SameAsFirst<std::vector<double>> same("rbffd, cush");
-    const auto steps = [&] { same(gpu_steps<rb::MultiCush>(s, gpus, {sch}, 2, 1)); };
-    cush_test::walk_faults(std::string("rbffd, cush variant, ") + (sch == rb::Schedule::bulk ? "bulk" : "overlap"), steps,
-                           steps);
+    const auto steps = [&] { same(gpu_steps<rb::MultiCush>(s, gpus, o, 2, 1)); };
+    cush_test::walk_faults(std::string("rbffd, cush variant, ") + (o.schedule == rb::Schedule::bulk ? "bulk" : "overlap") +
+                               (o.graph ? ", captured" : ""),
+                           steps, steps);
   }
 }

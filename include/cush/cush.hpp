@@ -3,6 +3,7 @@
 /// @brief Everything cush offers: include this one header.
 
 #include "cush/block.hpp"
+#include "cush/captured_work.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/device_ops.hpp"

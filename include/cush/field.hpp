@@ -72,6 +72,8 @@ class FieldBase {
   [[nodiscard]] std::size_t component_stride(std::size_t pos) const;
   /// The stream of the block at position `pos` (shared by every field made alike).
   [[nodiscard]] cudaStream_t stream(std::size_t pos) const;
+  /// Every block's stream with its device, by position (what CapturedWork takes).
+  [[nodiscard]] std::vector<StreamRef> streams() const;
 
   /// Starts filling every ghost cell with the value of the cell it stands for, after the work
   /// already enqueued on the blocks' streams. Throws if an exchange is already in flight.

@@ -30,6 +30,7 @@
 #include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "cush/device_guard.hpp"
 #include "cush/device_set.hpp"
@@ -126,6 +127,8 @@ class GraphFieldBase {
   [[nodiscard]] std::size_t component_stride(std::size_t pos) const;
   /// The stream of part `pos` (shared by every field made alike).
   [[nodiscard]] cudaStream_t stream(std::size_t pos) const;
+  /// Every block's stream with its device, by position (what CapturedWork takes).
+  [[nodiscard]] std::vector<StreamRef> streams() const;
 
   /// Starts filling every ghost of every component, after the work already enqueued on the
   /// blocks' streams. InvalidArgument if an exchange is already in flight.

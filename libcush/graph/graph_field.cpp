@@ -220,6 +220,13 @@ std::size_t GraphFieldBase::component_stride(std::size_t pos) const { return liv
 
 cudaStream_t GraphFieldBase::stream(std::size_t pos) const { return live(impl_)->handles.at(pos); }
 
+std::vector<StreamRef> GraphFieldBase::streams() const {
+  std::vector<StreamRef> out;
+  const auto& impl = *live(impl_);
+  for (std::size_t pos = 0; pos < impl.handles.size(); ++pos) out.emplace_back(impl.devices[pos], impl.handles[pos]);
+  return out;
+}
+
 void* GraphFieldBase::block_data(std::size_t pos) const { return live(impl_)->data.at(pos); }
 
 GraphTransport GraphFieldBase::transport() const { return live(impl_)->transport; }

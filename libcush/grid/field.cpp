@@ -160,6 +160,13 @@ const DeviceSet& FieldBase::devices() const { return live(impl_)->devices; }
 
 cudaStream_t FieldBase::stream(std::size_t pos) const { return live(impl_)->handles.at(pos); }
 
+std::vector<StreamRef> FieldBase::streams() const {
+  std::vector<StreamRef> out;
+  const auto& impl = *live(impl_);
+  for (std::size_t pos = 0; pos < impl.handles.size(); ++pos) out.emplace_back(impl.devices[pos], impl.handles[pos]);
+  return out;
+}
+
 void* FieldBase::block_data(std::size_t pos) const { return live(impl_)->data.at(pos); }
 
 HaloTransport FieldBase::halo_transport() const { return live(impl_)->transport; }

@@ -119,7 +119,6 @@ RankIpc::RankIpc(RankProgram& program, std::span<const char> pairs, std::span<co
           continue;
         }
         const std::size_t i = local_of[t.block];
-        ++count_;
         if (out) {
           mine.out.push_back(Out{t, i});
           add_once(mine.to, t.peer);
@@ -228,25 +227,27 @@ void RankIpc::notes(std::span<const int> to, std::span<const int> from, int tag,
   wait_for_ranks(requests, comm_, asker);
 }
 
+void RankIpc::record(std::span<const std::size_t> blocks, std::span<const cudaEvent_t> events,
+                     std::span<const cudaStream_t> on) const {
+  for (std::size_t i : blocks) {
+    const DeviceGuard guard(devices_[i]);
+    CUSH_CUDA_CHECK(cudaEventRecord(events[i], on[i]));
+  }
+}
+
 void RankIpc::transfer(std::size_t p, const std::function<const void*(const RankTransfer&)>& source,
                        std::span<const cudaStream_t> on) {
   Phase& phase = phases_[p];
   if (phase.out.empty() && phase.in.empty()) return;
   // The receiving blocks' buffers are free from here on: the senders may write.
-  for (std::size_t i : phase.receivers) {
-    const DeviceGuard guard(devices_[i]);
-    CUSH_CUDA_CHECK(cudaEventRecord(phase.free[i], on[i]));
-  }
+  record(phase.receivers, phase.free, on);
   notes(phase.from, phase.to, note_tag(p, 0), "cush::RankField: an exchange over CUDA IPC (free)");
   for (const Out& out : phase.out) {
     const DeviceGuard guard(devices_[out.local]);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(on[out.local], out.free, 0));
     CUSH_CUDA_CHECK(cudaMemcpyAsync(out.remote, source(out.t), out.t.cells * element_size_, cudaMemcpyDefault, on[out.local]));
   }
-  for (std::size_t i : phase.senders) {
-    const DeviceGuard guard(devices_[i]);
-    CUSH_CUDA_CHECK(cudaEventRecord(phase.done[i], on[i]));
-  }
+  record(phase.senders, phase.done, on);
   notes(phase.to, phase.from, note_tag(p, 1), "cush::RankField: an exchange over CUDA IPC (done)");
   for (const In& in : phase.in) {
     const DeviceGuard guard(devices_[in.local]);

@@ -67,9 +67,6 @@ class RankIpc {
   void transfer(std::size_t phase, const std::function<const void*(const RankTransfer&)>& source,
                 std::span<const cudaStream_t> on);
 
-  /// The number of transfers this rank moves (sends and receives) over IPC.
-  [[nodiscard]] std::size_t transfers() const noexcept { return count_; }
-
  private:
   struct Out {
     RankTransfer t;
@@ -91,12 +88,13 @@ class RankIpc {
   };
 
   void close() noexcept;
+  void record(std::span<const std::size_t> blocks, std::span<const cudaEvent_t> events,
+              std::span<const cudaStream_t> on) const;
   void notes(std::span<const int> to, std::span<const int> from, int tag, const char* where) const;
 
   std::vector<Phase> phases_;
   std::vector<int> devices_;
   std::size_t element_size_ = 0;
-  std::size_t count_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the group's, for the notes
   bool connected_ = false;         // the ends were swapped: the teardown's notes are due
   std::vector<int> mapped_from_;   // ranks whose memory this rank maps (it sends to them)

@@ -72,6 +72,11 @@ class Goals(unittest.TestCase):
         self.assertTrue(hidden["goal"].endswith(">= 0.85: met"), hidden["goal"])
         self.assertIn("not held: the exchanges are 0.2% of the bulk step", self.goal("rbffd.2gpu.overlap.multi_cush.2e24.exchange_hidden"))
         self.assertIn("rbffd.4gpu.cush_vs_raw", self.figures)  # the F-test over 2^22 and 2^24
+        captured = self.figures["rbffd.4gpu.graph.multi_cush.2e20.speedup"]
+        self.assertEqual((captured["value"], captured["reference"], captured["ratio"]), (1.4, 4.2, 3.0))
+        self.assertTrue(captured["goal"].endswith(">= 2.8: met"), captured["goal"])
+        self.assertTrue(self.goal("rbffd.2gpu.graph.multi_cush.2e20.speedup").endswith("no threshold at this size and GPU count"))
+        self.assertEqual(self.figures["rbffd.4gpu.graph.multi_cush.2e22.speedup"]["ratio"], round(16.6 / 4.0, 3))
 
     def test_lbm_met_and_missed_and_fluidx3d_by_gpu_count(self):
         fp32 = self.figures["lbm.4gpu.esoteric_fp32.multi_cush.m1024.vs_4x_1gpu"]

@@ -3,6 +3,9 @@ reference from the same run:
 
 - strong scaling (goal 2): the single-GPU reference's time over cush's on g GPUs at 2^24 (or the
   largest N measured): >= 1.90 on 2 GPUs, >= 3.70 on 4;
+- the step captured into a CUDA graph (goal 2): the single-GPU reference's time over cush's
+  captured overlapped step (case/rbffd_graph) at 2^20 on 4 GPUs: >= 2.8 (other sizes and counts
+  stated without a threshold);
 - weak scaling (goal 2): cush on one GPU over cush on g GPUs, 2^22 nodes per GPU (case/rbffd_weak):
   >= 0.95;
 - the exchange alone (goal 3): cush's (exchange/rbffd/automatic) over the raw twin's
@@ -22,10 +25,11 @@ from ... import stats
 from ...figures import figure, measured_in
 from .common import Found, gpus, met, name
 
-ROW = re.compile(r"^(?P<family>case/rbffd(?:_overlap|_weak)?|spmv/rbffd|exchange/rbffd)/(?P<variant>[a-z_0-9]+)/"
+ROW = re.compile(r"^(?P<family>case/rbffd(?:_overlap|_weak|_graph)?|spmv/rbffd|exchange/rbffd)/(?P<variant>[a-z_0-9]+)/"
                  r"(?P<g>\d+)gpu/(?P<lg>\d+)(?:/|$)")
 STRONG_LG = 24
 SPEEDUP_GOAL = {2: 1.90, 4: 3.70}
+CAPTURED_GOAL = {(4, 20): 2.8}  # (GPUs, log2 N) -> speed-up
 WEAK_GOAL = 0.95
 EXCHANGE_GOAL, EXCHANGE_SLACK_MS = 1.05, 1e-3
 HIDDEN_GOAL, HIDDEN_WHERE = 0.85, 0.05
@@ -46,6 +50,7 @@ def rbffd_goals(run):
     t = medians(run)
     found = Found()
     _strong(run, t, found)
+    _captured(run, t, found)
     _weak(run, t, found)
     _exchange(run, t, found)
     _hidden(run, t, found)
@@ -67,6 +72,22 @@ def _strong(run, t, found):
                          reference=round(one, 3), reference_is=f"the single-GPU reference (case/rbffd/single/1gpu/{lg}), same run",
                          ratio=round(s, 3), **measured_in(run),
                          goal=f"speed-up >= {goal}: {met(s >= goal)}" if goal else "speed-up: no threshold on this GPU count"))
+
+
+def _captured(run, t, found):
+    for key in sorted(k for k in t if k[:2] == ("case/rbffd_graph", "multi_cush")):
+        _, _, g, lg = key
+        one = t.get(("case/rbffd", "single", 1, lg))
+        if one is None:
+            found.miss(f"rbffd captured, {gpus(g)}, 2^{lg}: no case/rbffd/single/1gpu/{lg} row; no speed-up")
+            continue
+        s = one / t[key]
+        goal = CAPTURED_GOAL.get((g, lg))
+        found.add(figure(name("rbffd", g, "graph", "multi_cush", f"2e{lg}", "speedup"), round(t[key], 3),
+                         "ms (10 RK4 steps, each a replayed CUDA graph)", reference=round(one, 3),
+                         reference_is=f"the single-GPU reference (case/rbffd/single/1gpu/{lg}), same run", ratio=round(s, 3),
+                         **measured_in(run),
+                         goal=f"speed-up >= {goal}: {met(s >= goal)}" if goal else "speed-up: no threshold at this size and GPU count"))
 
 
 def _weak(run, t, found):
