@@ -37,7 +37,7 @@
 #                count into multi_gpu_<date>_cases_ranks.json; needs bench_ranks, built where MPI
 #                is found; not in the default parts), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft, scale on 1, 2, 4 ... GPUs, and rbffd (strong at
-#                2^20-2^24, overlapped, weak, the exchange alone, the stage's SpMV against the copy;
+#                2^20-2^24, overlapped, captured into a CUDA graph, weak, the exchange alone, the stage's SpMV against the copy;
 #                not in the default parts: its set-up at 2^24 takes minutes)
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
@@ -269,7 +269,7 @@ if has multi; then
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
     [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/"
     [scale]="^case/scale/[a-z_]+/[$counts]gpu/"
-    [rbffd]="^(case/rbffd(_overlap|_weak)?/[a-z_]+/[$counts]gpu/(20|22|23|24)|exchange/rbffd/(raw|automatic)/[$counts]gpu/(20|22|24)|spmv/rbffd/(d2d_copy|ell)/1gpu/(22|24))/")
+    [rbffd]="^(case/rbffd(_overlap|_weak|_graph)?/[a-z_]+/[$counts]gpu/(20|22|23|24)|exchange/rbffd/(raw|automatic)/[$counts]gpu/(20|22|24)|spmv/rbffd/(d2d_copy|ell)/1gpu/(22|24))/")
   # Seconds per part (per GPU count for device_ops), from the 4 x H200 run of 2026-11-27: 42 LBM
   # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count; 44 FFT
   # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
