@@ -9,7 +9,8 @@
 //   case/rbffd_weak/<variant>/<g>gpu/<log2 N>     bulk, 2^22 nodes per GPU (N = g 2^22)
 //   spmv/rbffd/<impl>/1gpu/<log2 N>               y = A x alone, kSteps times: ell (the stage kernel's
 //                                                 product), csr_thread (the seed's), csr_warp,
-//                                                 cusparse_csr_alg1, cusparse_csr_alg2; d2d_copy moves
+//                                                 cusparse_csr_alg1, cusparse_csr_alg2, cusparse_sell;
+//                                                 each checked against the host once; d2d_copy moves
 //                                                 the same bytes with cudaMemcpyAsync (the roofline)
 //   exchange/rbffd/<impl>/<g>gpu/<log2 N>         the stage input's exchange alone: raw, or cush by
 //                                                 automatic, staged, host_staging, nccl

@@ -1,11 +1,14 @@
 // Case "rbffd" in bench_cases: y = A x alone on one GPU (bench_rbffd.cpp names the rows): the ELL
 // kernel of the fused stage, the seed's thread-per-row CSR, a warp-per-row CSR, cuSPARSE's CSR
-// algorithms, and a device-to-device copy of the same bytes (388 per row read and written) as the
+// algorithms and its sliced ELL (SELL, slices of 32 rows, each column-major and padded to its
+// longest row with column -1), and a device-to-device copy of the same bytes (388 per row read and written) as the
 // roofline, all in one run so their ratios hold.
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -33,7 +36,7 @@ constexpr double kSpmvBytes = 12.0 * kStencil + 16;
       throw cush::Error(std::string(#call) + " failed: " + cusparseGetErrorString(status_));                   \
   } while (0)
 
-enum class Impl { ell, csr_thread, csr_warp, cusparse_alg1, cusparse_alg2, d2d_copy };
+enum class Impl { ell, csr_thread, csr_warp, cusparse_alg1, cusparse_alg2, cusparse_sell, d2d_copy };
 
 const char* name(Impl i) {
   switch (i) {
@@ -42,6 +45,7 @@ const char* name(Impl i) {
     case Impl::csr_warp: return "csr_warp";
     case Impl::cusparse_alg1: return "cusparse_csr_alg1";
     case Impl::cusparse_alg2: return "cusparse_csr_alg2";
+    case Impl::cusparse_sell: return "cusparse_sell";
     case Impl::d2d_copy: return "d2d_copy";
   }
   return "?";
@@ -54,6 +58,33 @@ T* device_copy(const std::vector<T>& host) {
   CUSH_CUDA_CHECK(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
+
+constexpr std::size_t kSlice = 32;
+
+// CSR -> cuSPARSE's sliced ELL: slice s holds rows [32 s, 32 s + 32), entry k of its row r at
+// offsets[s] + k * 32 + r, padded to the slice's longest row with column -1 and value 0.
+struct Sell {
+  std::vector<std::int32_t> offsets{0}, cols;
+  std::vector<double> values;
+  Sell(const std::vector<std::int64_t>& row_ptr, const std::vector<std::int32_t>& c, const std::vector<double>& v) {
+    const std::size_t rows = row_ptr.size() - 1;
+    for (std::size_t first = 0; first < rows; first += kSlice) {
+      std::size_t width = 0;
+      for (std::size_t r = first; r < std::min(rows, first + kSlice); ++r)
+        width = std::max(width, static_cast<std::size_t>(row_ptr[r + 1] - row_ptr[r]));
+      const std::size_t at = cols.size();
+      cols.resize(at + width * kSlice, -1);
+      values.resize(at + width * kSlice, 0.0);
+      for (std::size_t r = first; r < std::min(rows, first + kSlice); ++r)
+        for (auto e = static_cast<std::size_t>(row_ptr[r]); e < static_cast<std::size_t>(row_ptr[r + 1]); ++e) {
+          const std::size_t k = e - static_cast<std::size_t>(row_ptr[r]);
+          cols[at + k * kSlice + (r - first)] = c[e];
+          values[at + k * kSlice + (r - first)] = v[e];
+        }
+      offsets.push_back(static_cast<std::int32_t>(cols.size()));
+    }
+  }
+};
 
 // The matrix of 2^lg kNN rows in every format, on device 0.
 struct Spmv {
@@ -70,8 +101,12 @@ struct Spmv {
   char* copy_to = nullptr;
   cusparseHandle_t handle = nullptr;
   cusparseSpMatDescr_t mat = nullptr;
+  cusparseSpMatDescr_t sell = nullptr;
+  std::int32_t* sell_offsets = nullptr;
+  std::int32_t* sell_cols = nullptr;
+  double* sell_values = nullptr;
   cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
-  void* scratch[2] = {nullptr, nullptr};  // by algorithm
+  void* scratch[3] = {nullptr, nullptr, nullptr};  // by algorithm: CSR ALG1, CSR ALG2, SELL ALG1
 
   explicit Spmv(std::size_t lg) : rows(std::size_t{1} << lg) {
     CUSH_CUDA_CHECK(cudaSetDevice(0));
@@ -91,6 +126,10 @@ struct Spmv {
     std::vector<double> xs(rows);
     for (std::size_t i = 0; i < rows; ++i) xs[i] = rb::y73(nodes[i]);
     x = device_copy(xs);
+    want.assign(rows, 0.0);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (auto e = static_cast<std::size_t>(st.row_ptr[i]); e < static_cast<std::size_t>(st.row_ptr[i + 1]); ++e)
+        want[i] += v[e] * xs[static_cast<std::size_t>(st.cols[e])];
     CUSH_CUDA_CHECK(cudaMalloc(&y, rows * sizeof(double)));
     const std::size_t bytes = copy_bytes();
     CUSH_CUDA_CHECK(cudaMalloc(&copy_from, bytes));
@@ -104,14 +143,21 @@ struct Spmv {
     const auto n = static_cast<std::int64_t>(rows);
     CUSPARSE_CHECK(cusparseCreateCsr(&mat, n, n, nnz, row_ptr32, cols, values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    const Sell host_sell(st.row_ptr, c32, v);
+    sell_offsets = device_copy(host_sell.offsets);
+    sell_cols = device_copy(host_sell.cols);
+    sell_values = device_copy(host_sell.values);
+    CUSPARSE_CHECK(cusparseCreateSlicedEll(&sell, n, n, nnz, static_cast<std::int64_t>(host_sell.values.size()),
+                                           static_cast<std::int64_t>(kSlice), sell_offsets, sell_cols, sell_values,
+                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     CUSPARSE_CHECK(cusparseCreateDnVec(&vx, n, x, CUDA_R_64F));
     CUSPARSE_CHECK(cusparseCreateDnVec(&vy, n, y, CUDA_R_64F));
-    const cusparseSpMVAlg_t algs[2] = {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2};
+    const cusparseSpMVAlg_t algs[3] = {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2, CUSPARSE_SPMV_SELL_ALG1};
     const double one = 1, zero = 0;
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < 3; ++k) {
       std::size_t size = 0;
-      CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy,
-                                             CUDA_R_64F, algs[k], &size));
+      CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, k < 2 ? mat : sell, vx, &zero,
+                                             vy, CUDA_R_64F, algs[k], &size));
       CUSH_CUDA_CHECK(cudaMalloc(&scratch[k], std::max<std::size_t>(size, 1)));
     }
   }
@@ -121,15 +167,19 @@ struct Spmv {
     if (vx != nullptr) (void)cusparseDestroyDnVec(vx);
     if (vy != nullptr) (void)cusparseDestroyDnVec(vy);
     if (mat != nullptr) (void)cusparseDestroySpMat(mat);
+    if (sell != nullptr) (void)cusparseDestroySpMat(sell);
     if (handle != nullptr) (void)cusparseDestroy(handle);
     for (void* p : {static_cast<void*>(row_ptr64), static_cast<void*>(row_ptr32), static_cast<void*>(cols),
                     static_cast<void*>(values), static_cast<void*>(x), static_cast<void*>(y),
-                    static_cast<void*>(copy_from), static_cast<void*>(copy_to), scratch[0], scratch[1]})
+                    static_cast<void*>(copy_from), static_cast<void*>(copy_to), static_cast<void*>(sell_offsets),
+                    static_cast<void*>(sell_cols), static_cast<void*>(sell_values), scratch[0], scratch[1], scratch[2]})
       CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(p));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream));
   }
   Spmv(const Spmv&) = delete;
   Spmv& operator=(const Spmv&) = delete;
+
+  std::vector<double> want;  // y = A x by the host, in entry order
 
   // Half of the product's traffic each way: read and written, a copy moves 2 x these bytes.
   [[nodiscard]] std::size_t copy_bytes() const { return static_cast<std::size_t>(kSpmvBytes / 2 * static_cast<double>(rows)); }
@@ -147,6 +197,10 @@ struct Spmv {
                                     k == 0 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2, scratch[k]));
         break;
       }
+      case Impl::cusparse_sell:
+        CUSPARSE_CHECK(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sell, vx, &zero, vy, CUDA_R_64F,
+                                    CUSPARSE_SPMV_SELL_ALG1, scratch[2]));
+        break;
       case Impl::d2d_copy:
         CUSH_CUDA_CHECK(cudaMemcpyAsync(copy_to, copy_from, copy_bytes(), cudaMemcpyDeviceToDevice, stream));
         break;
@@ -157,8 +211,18 @@ struct Spmv {
 void spmv(benchmark::State& state, std::size_t lg, Impl impl) {
   Spmv* s = cush_bench::kept<Spmv>("spmv/" + std::to_string(lg), [&] { return std::make_unique<Spmv>(lg); });
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  s->run(impl);  // warm-up
+  CUSH_CUDA_CHECK(cudaMemsetAsync(s->y, 0xff, s->rows * sizeof(double), s->stream));  // NaNs
+  s->run(impl);  // warm-up, checked against the host's product
   CUSH_CUDA_CHECK(cudaStreamSynchronize(s->stream));
+  if (impl != Impl::d2d_copy) {
+    std::vector<double> got(s->rows);
+    CUSH_CUDA_CHECK(cudaMemcpy(got.data(), s->y, got.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - s->want[i]) <= 1e-12 * (1 + std::fabs(s->want[i])))) {
+        state.SkipWithError((std::string(name(impl)) + ": row " + std::to_string(i) + " differs from the host's product").c_str());
+        return;
+      }
+  }
   cush_bench::WallTimer timer;
   double seconds = 0;
   for (auto _ : state) {
@@ -185,7 +249,8 @@ void register_rbffd_spmv() {
   if (cush_bench::gpus_for_rows() < 1) return;
   for (std::size_t lg : {20U, 22U, 24U}) {
     if (lg > max_log2()) continue;
-    for (Impl impl : {Impl::d2d_copy, Impl::ell, Impl::csr_thread, Impl::csr_warp, Impl::cusparse_alg1, Impl::cusparse_alg2})
+    for (Impl impl : {Impl::d2d_copy, Impl::ell, Impl::csr_thread, Impl::csr_warp, Impl::cusparse_alg1, Impl::cusparse_alg2,
+                      Impl::cusparse_sell})
       cush_bench::add_timed(std::string("spmv/rbffd/") + name(impl) + "/1gpu/" + std::to_string(lg),
                             [lg, impl](benchmark::State& s) { spmv(s, lg, impl); }, true);
   }
