@@ -4,6 +4,8 @@
 // Names (time: wall clock for kSteps RK4 steps, or kSteps exchanges, on data already on the GPUs):
 //   case/rbffd/<variant>/<g>gpu/<log2 N>          bulk (exchange, then every row), n = 31
 //   case/rbffd_overlap/<variant>/<g>gpu/<log2 N>  raw and cush: interior rows during the exchange
+//   case/rbffd_split/<variant>/<g>gpu/<log2 N>    raw and cush: the boundary rows' owned-column
+//                                                 entries during the exchange too (Schedule::split)
 //   case/rbffd_graph/<variant>/<g>gpu/<log2 N>    overlapped, each step captured into a CUDA graph
 //                                                 and replayed (Options::graph), 2 GPUs or more
 //   case/rbffd_weak/<variant>/<g>gpu/<log2 N>     bulk, 2^22 nodes per GPU (N = g 2^22)
@@ -141,7 +143,8 @@ void register_rbffd() {
     cush_bench::add_timed("case/rbffd/single/1gpu" + size, [lg](benchmark::State& s) { steps<rb::Single>(s, lg, 1, {}); }, true);
     for (int g = 1; g <= available; ++g) {
       const std::string on = "/" + std::to_string(g) + "gpu" + size;
-      for (const auto& [family, schedule] : {std::pair{"rbffd", rb::Schedule::bulk}, std::pair{"rbffd_overlap", rb::Schedule::overlap}}) {
+      for (const auto& [family, schedule] : {std::pair{"rbffd", rb::Schedule::bulk}, std::pair{"rbffd_overlap", rb::Schedule::overlap},
+                                             std::pair{"rbffd_split", rb::Schedule::split}}) {
         const rb::Options o{schedule};
         cush_bench::add_timed(std::string("case/") + family + "/multi_cuda" + on, [lg, g, o](benchmark::State& s) { steps<rb::MultiCuda>(s, lg, g, o); }, true);
         cush_bench::add_timed(std::string("case/") + family + "/multi_cush" + on, [lg, g, o](benchmark::State& s) { steps<rb::MultiCush>(s, lg, g, o); }, true);

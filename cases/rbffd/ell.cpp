@@ -38,6 +38,18 @@ Ell ell_from_csr(std::span<const std::int64_t> row_ptr, std::span<const std::int
   return e;
 }
 
+Ell ell_of_rows(std::span<const std::int64_t> row_ptr, std::span<const std::int32_t> cols, std::span<const double> values,
+                std::size_t first, std::size_t count) {
+  if (row_ptr.empty() || first + count > row_ptr.size() - 1)
+    throw std::invalid_argument("cases::rbffd::ell_of_rows: rows [" + std::to_string(first) + ", " +
+                                std::to_string(first + count) + ") of " + std::to_string(row_ptr.empty() ? 0 : row_ptr.size() - 1));
+  const auto begin = static_cast<std::size_t>(row_ptr[first]), end = static_cast<std::size_t>(row_ptr[first + count]);
+  if (begin > end || end > cols.size() || end > values.size()) throw std::invalid_argument("cases::rbffd::ell_of_rows: malformed rows");
+  std::vector<std::int64_t> sub(count + 1);
+  for (std::size_t r = 0; r <= count; ++r) sub[r] = row_ptr[first + r] - row_ptr[first];
+  return ell_from_csr(sub, cols.subspan(begin, end - begin), values.subspan(begin, end - begin));
+}
+
 std::vector<std::int32_t> narrow_columns(std::span<const std::int64_t> cols) {
   std::vector<std::int32_t> out(cols.size());
   for (std::size_t k = 0; k < cols.size(); ++k) {

@@ -26,6 +26,11 @@ struct Ell {
 Ell ell_from_csr(std::span<const std::int64_t> row_ptr, std::span<const std::int32_t> cols,
                  std::span<const double> values);
 
+/// The rows [first, first + count) of CSR rows (as ell_from_csr's), as an ELL matrix of `count`
+/// rows (row first + i is row i). Throws std::invalid_argument for rows outside row_ptr.
+Ell ell_of_rows(std::span<const std::int64_t> row_ptr, std::span<const std::int32_t> cols, std::span<const double> values,
+                std::size_t first, std::size_t count);
+
 /// int64 column indices as int32. Throws std::invalid_argument for one outside [0, 2^31).
 std::vector<std::int32_t> narrow_columns(std::span<const std::int64_t> cols);
 

@@ -23,15 +23,12 @@ __device__ double ell_row(const EllView& a, std::size_t r, const double* __restr
   return sum;
 }
 
-// b: the stage's weight in the accumulator; alpha: in the next input (unused by stage 3). Passed
-// as arguments, not read from an array indexed by `stage` (which would live in local memory).
-__global__ void stage_kernel(EllView a, std::size_t first, std::size_t count, const double* __restrict__ x,
-                             double* __restrict__ next, double* __restrict__ u, double* __restrict__ acc, int stage,
-                             double dt, double b, double alpha) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  const std::size_t r = first + i;
-  const double k = dt * ell_row(a, r, x);
+// Row r's update from its product y. b: the stage's weight in the accumulator; alpha: in the next
+// input (unused by stage 3). Passed as arguments, not read from an array indexed by `stage`
+// (which would live in local memory).
+__device__ void update(std::size_t r, double y, double* __restrict__ next, double* __restrict__ u,
+                       double* __restrict__ acc, int stage, double dt, double b, double alpha) {
+  const double k = dt * y;
   const double sum = stage == 0 ? b * k : acc[r] + b * k;
   if (stage < 3) {
     acc[r] = sum;
@@ -41,6 +38,25 @@ __global__ void stage_kernel(EllView a, std::size_t first, std::size_t count, co
     u[r] = v;
     next[r] = v;
   }
+}
+
+__global__ void stage_kernel(EllView a, std::size_t first, std::size_t count, const double* __restrict__ x,
+                             double* __restrict__ next, double* __restrict__ u, double* __restrict__ acc, int stage,
+                             double dt, double b, double alpha) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < count) update(first + i, ell_row(a, first + i, x), next, u, acc, stage, dt, b, alpha);
+}
+
+__global__ void partial_kernel(EllView own, const double* __restrict__ x, double* __restrict__ partial) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < own.rows) partial[i] = ell_row(own, i, x);
+}
+
+__global__ void finish_stage_kernel(EllView ghosts, std::size_t first, const double* __restrict__ x,
+                                    const double* __restrict__ partial, double* __restrict__ next, double* __restrict__ u,
+                                    double* __restrict__ acc, int stage, double dt, double b, double alpha) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < ghosts.rows) update(first + i, partial[i] + ell_row(ghosts, i, x), next, u, acc, stage, dt, b, alpha);
 }
 
 __global__ void gather_kernel(const double* __restrict__ x, const std::int32_t* __restrict__ index, std::size_t count,
@@ -78,14 +94,34 @@ __global__ void csr_warp_kernel(const std::int64_t* __restrict__ row_ptr, const 
 
 }  // namespace
 
+constexpr double kB[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+constexpr double kAlpha[4] = {0.5, 0.5, 1.0, 0.0};
+
+void check_stage(int stage, const char* who) {
+  if (stage < 0 || stage > 3) throw std::invalid_argument(std::string("cases::rbffd::") + who + ": stage " + std::to_string(stage));
+}
+
 void launch_stage(const EllView& a, std::size_t first, std::size_t count, const double* x, double* next, double* u,
                   double* acc, int stage, double dt, cudaStream_t stream) {
+  check_stage(stage, "launch_stage");
   if (count == 0) return;
-  constexpr double b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
-  constexpr double alpha[4] = {0.5, 0.5, 1.0, 0.0};
-  if (stage < 0 || stage > 3) throw std::invalid_argument("cases::rbffd::launch_stage: stage " + std::to_string(stage));
-  stage_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, first, count, x, next, u, acc, stage, dt, b[stage],
-                                                           alpha[stage]);
+  stage_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, first, count, x, next, u, acc, stage, dt, kB[stage],
+                                                           kAlpha[stage]);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_partial(const EllView& own, const double* x, double* partial, cudaStream_t stream) {
+  if (own.rows == 0) return;
+  partial_kernel<<<blocks_for(own.rows), kThreads, 0, stream>>>(own, x, partial);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_finish_stage(const EllView& ghosts, std::size_t first, const double* x, const double* partial, double* next,
+                         double* u, double* acc, int stage, double dt, cudaStream_t stream) {
+  check_stage(stage, "launch_finish_stage");
+  if (ghosts.rows == 0) return;
+  finish_stage_kernel<<<blocks_for(ghosts.rows), kThreads, 0, stream>>>(ghosts, first, x, partial, next, u, acc, stage, dt,
+                                                                        kB[stage], kAlpha[stage]);
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -19,6 +19,15 @@ namespace rbffd {
 void launch_stage(const EllView& a, std::size_t first, std::size_t count, const double* x, double* next, double* u,
                   double* acc, int stage, double dt, cudaStream_t stream);
 
+/// The split stage (Schedule::split), boundary rows [first, first + own.rows) in two passes:
+/// while the exchange runs, partial[i] = row i of `own` (the rows' owned-column entries) times x;
+void launch_partial(const EllView& own, const double* x, double* partial, cudaStream_t stream);
+/// after it, y = partial[i] + row i of `ghosts` (their ghost-column entries) times x, then the
+/// stage's update of row first + i as launch_stage's. The sum's order differs from the one-pass
+/// stage: results agree to rounding, not bit for bit.
+void launch_finish_stage(const EllView& ghosts, std::size_t first, const double* x, const double* partial, double* next,
+                         double* u, double* acc, int stage, double dt, cudaStream_t stream);
+
 /// out[i] = x[index[i]] for i < count (the raw variant's halo gather; `out` may be a peer's).
 void launch_gather(const double* x, const std::int32_t* index, std::size_t count, double* out, cudaStream_t stream);
 

@@ -8,7 +8,8 @@
 // each GPU records that its input is ready; its exchange stream waits for that and for each
 // receiver's readiness (the receiver's previous stage no longer reads those ghosts), gathers, and
 // records that it has sent; the rows that read no ghost run meanwhile on the main stream (overlap),
-// which waits for every sender before the boundary rows. With Options::graph one step is captured
+// which waits for every sender before the boundary rows (split: their owned-column entries run
+// during the exchange too, their ghost-column entries after it). With Options::graph one step is captured
 // into a CUDA graph (GPU 0's main stream forks to the others and joins them back) and replayed.
 
 #include <cuda_runtime.h>
@@ -37,6 +38,8 @@ struct MultiCuda::Gpu {
   double* u = nullptr;
   double* acc = nullptr;
   std::unique_ptr<DeviceEll> a;
+  std::unique_ptr<DeviceEll> own, ghosts;  // Schedule::split: boundary rows' owned / ghost columns
+  double* partial = nullptr;               // and their owned columns' sums
   struct Send {  // to GPU `to`: x[index[i]] -> to's ghosts [at, at + count)
     std::size_t to = 0, at = 0, count = 0;
     std::int32_t* index = nullptr;
@@ -54,7 +57,7 @@ struct MultiCuda::Gpu {
       CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(s.index));
       CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(s.buffer));
     }
-    for (double* b : {x[0], x[1], u, acc}) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
+    for (double* b : {x[0], x[1], u, acc, partial}) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeHost(staging));
     for (cudaEvent_t e : {ready, sent, fork, join})
       if (e != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
@@ -146,6 +149,23 @@ MultiCuda::MultiCuda(const Problem& p, const Devices& gpus, Options options)
       row_ptr.push_back(static_cast<std::int64_t>(cols.size()));
     }
     G.a = std::make_unique<DeviceEll>(ell_from_csr(row_ptr, cols, values), G.device);
+    if (options.schedule == Schedule::split) {  // the boundary rows split by column: owned < G.owned
+      std::vector<std::int64_t> ptr[2] = {{0}, {0}};
+      std::vector<std::int32_t> c[2];
+      std::vector<double> v[2];
+      for (std::size_t r = 0; r < G.owned; ++r) {
+        for (auto e = static_cast<std::size_t>(row_ptr[r]); e < static_cast<std::size_t>(row_ptr[r + 1]); ++e) {
+          const int half = static_cast<std::size_t>(cols[e]) < G.owned ? 0 : 1;
+          c[half].push_back(cols[e]);
+          v[half].push_back(values[e]);
+        }
+        for (int half = 0; half < 2; ++half) ptr[half].push_back(static_cast<std::int64_t>(c[half].size()));
+      }
+      const std::size_t edge = G.owned - G.interior;
+      G.own = std::make_unique<DeviceEll>(ell_of_rows(ptr[0], c[0], v[0], G.interior, edge), G.device);
+      G.ghosts = std::make_unique<DeviceEll>(ell_of_rows(ptr[1], c[1], v[1], G.interior, edge), G.device);
+      CUSH_CUDA_CHECK(cudaMalloc(&G.partial, std::max<std::size_t>(edge, 1) * sizeof(double)));
+    }
   }
   for (std::size_t h = 0; h < count; ++h) {  // receiver
     const Gpu& H = *gpus_[h];
@@ -230,11 +250,21 @@ void MultiCuda::stage(int stage) {
     CUSH_CUDA_CHECK(cudaSetDevice(G.device));
     launch_stage(G.a->view(), first, count, G.x[current_], G.x[1 - current_], G.u, G.acc, stage, dt_, G.main);
   };
+  const bool split = options_.schedule == Schedule::split;
   exchange_start(current_);
-  if (options_.schedule == Schedule::overlap)
-    for (const auto& G : gpus_) rows(*G, 0, G->interior);
+  if (options_.schedule != Schedule::bulk)
+    for (const auto& G : gpus_) {
+      rows(*G, 0, G->interior);
+      if (split) launch_partial(G->own->view(), G->x[current_], G->partial, G->main);
+    }
   exchange_finish();
   for (const auto& G : gpus_) {
+    if (split) {
+      CUSH_CUDA_CHECK(cudaSetDevice(G->device));
+      launch_finish_stage(G->ghosts->view(), G->interior, G->x[current_], G->partial, G->x[1 - current_], G->u, G->acc, stage,
+                          dt_, G->main);
+      continue;
+    }
     const std::size_t first = options_.schedule == Schedule::overlap ? G->interior : 0;
     rows(*G, first, G->owned - first);
   }

@@ -1,6 +1,6 @@
 // Case "rbffd", multi-GPU cush: the single-GPU step on a cush::GraphDecomposition of A's pattern,
 // each stage input a cush::GraphField whose exchange fills the ghosts; overlapped, the interior
-// rows run while it does.
+// rows run while it does; split, the boundary rows' owned-column entries too.
 
 #include <stdexcept>
 
@@ -28,11 +28,22 @@ MultiCush::MultiCush(const Problem& p, const Devices& gpus, Options options)
   x0_.set_transport(options.transport);
   x1_.set_transport(options.transport);
   const cush::Adjacency pattern{p.a->row_ptr, p.a->cols};
-  x0_.for_each([&](const cush::GraphBlock<double>& b) {
-    const cush::LocalAdjacency rows = x0_.decomposition().localize(b.pos(), pattern);
+  const auto weights = [&](const cush::LocalAdjacency& rows) {
     std::vector<double> values;
     for (const std::int64_t e : rows.entries) values.push_back(p.a->values[static_cast<std::size_t>(e)]);
-    a_.push_back(std::make_unique<DeviceEll>(ell_from_csr(rows.row_ptr, rows.cols, values), cush::physical_device(b.device())));
+    return values;
+  };
+  x0_.for_each([&](const cush::GraphBlock<double>& b) {
+    const cush::LocalAdjacency rows = x0_.decomposition().localize(b.pos(), pattern);
+    const int gpu = cush::physical_device(b.device());
+    a_.push_back(std::make_unique<DeviceEll>(ell_from_csr(rows.row_ptr, rows.cols, weights(rows)), gpu));
+    if (options.schedule != Schedule::split) return;
+    const cush::SplitAdjacency split = cush::split_columns(rows, b.part());
+    const cush::Range edge = b.part().boundary();
+    for (const auto& [half, to] : {std::pair{&split.owned, &own_}, std::pair{&split.ghosts, &ghosts_}})
+      to->push_back(std::make_unique<DeviceEll>(
+          ell_of_rows(half->row_ptr, half->cols, weights(*half), edge.offset, edge.count), gpu));
+    partial_.emplace_back(b.device(), edge.count * sizeof(double));
   });
 }
 
@@ -50,6 +61,17 @@ void MultiCush::stage(int stage) {
   };
   if (options_.schedule == Schedule::overlap) {
     x(current_).exchange_overlapped(rows);
+  } else if (options_.schedule == Schedule::split) {
+    const auto partial = [&](const cush::GraphBlock<double>& in) { return static_cast<double*>(partial_[in.pos()].data()); };
+    x(current_).exchange_overlapped_split(
+        [&](const cush::GraphBlock<double>& in, cush::Range) {
+          rows(in, in.part().interior());
+          launch_partial(own_[in.pos()]->view(), in.data(), partial(in), in.stream());
+        },
+        [&](const cush::GraphBlock<double>& in, cush::Range r) {
+          launch_finish_stage(ghosts_[in.pos()]->view(), r.offset, in.data(), partial(in), next.block(in.pos()).data(),
+                              u_.block(in.pos()).data(), acc_.block(in.pos()).data(), stage, dt_, in.stream());
+        });
   } else {
     x(current_).exchange();
     x(current_).for_each([&](const cush::GraphBlock<double>& in) { rows(in, in.part().owned()); });

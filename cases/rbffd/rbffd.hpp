@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cush/captured_work.hpp"
+#include "cush/device_buffer.hpp"
 #include "cush/graph_field.hpp"
 #include "devices.hpp"
 #include "ell.hpp"
@@ -45,6 +46,10 @@ struct Problem {
 enum class Schedule {
   bulk,     ///< exchange, then every owned row
   overlap,  ///< interior rows (no ghost read) during the exchange, boundary rows after it
+  /// as overlap, and the boundary rows' owned-column entries during the exchange too, their
+  /// ghost-column entries added after it (PETSc's MatMult; sums in another order there: equal to
+  /// the others within rounding, not bit for bit)
+  split,
 };
 
 struct Options {
@@ -132,6 +137,9 @@ class MultiCush {
   cush::GraphField<double> x0_, x1_;           // stage inputs (ping-pong), with ghosts
   cush::GraphField<double> u_, acc_;
   std::vector<std::unique_ptr<DeviceEll>> a_;  // each part's rows, local columns
+  // Schedule::split, each part's boundary rows: owned-column and ghost-column entries, partial sums
+  std::vector<std::unique_ptr<DeviceEll>> own_, ghosts_;
+  std::vector<cush::DeviceBuffer> partial_;
   std::size_t current_ = 0;
   std::optional<cush::CapturedWork> step_;     // Options::graph: one RK4 step
 };

@@ -1,9 +1,11 @@
 // Case "rbffd": every variant and schedule against the host RK4 step (reference.hpp) at the seed's
 // N = 10,201 and an odd N, n = 31; the multi-GPU variants on every GPU count and device order,
-// equal to the single GPU bit for bit; every transport of the cush variant; its failures clean.
+// equal to the single GPU bit for bit (the split schedule within rounding); every transport of
+// the cush variant; its failures clean.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -113,6 +115,31 @@ TEST(CaseRbffd, MultiGpuVariantsEqualTheSingleGpuBitForBit) {
         }
     }
   }
+}
+
+// The split schedule sums the boundary rows in another order: within 1e-13 of the single GPU
+// (relative to the largest value), on every device order, uncaptured and captured.
+TEST(CaseRbffd, SplitScheduleMatchesWithinRounding) {
+  CUSH_REQUIRE_GPUS(1);
+  const Case& s = setup(10201);
+  const std::vector<double> single = gpu_steps<rb::Single>(s, cases::Devices::first(1), {}, 3, 1);
+  double scale = 0;
+  for (double v : single) scale = std::max(scale, std::fabs(v));
+  const auto expect_close = [&](const std::vector<double>& got, const std::string& what) {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - single[i]) <= 1e-13 * scale) && bad++ < 5)
+        ADD_FAILURE() << what << ": node " << i << " is " << got[i] << ", the single GPU's " << single[i];
+    EXPECT_EQ(bad, 0U) << what;
+  };
+  for (const std::vector<int>& order : cush_test::device_orders())
+    for (bool graph : {false, true}) {
+      const cases::Devices gpus = cases::Devices::of(order);
+      const rb::Options o{rb::Schedule::split, cush::GraphTransport::automatic, graph};
+      const std::string on = std::string(graph ? "captured, " : "") + "devices " + cush_test::to_string(order);
+      expect_close(gpu_steps<rb::MultiCuda>(s, gpus, o, 3, 1), "raw split, " + on);
+      expect_close(gpu_steps<rb::MultiCush>(s, gpus, o, 3, 1), "cush split, " + on);
+    }
 }
 
 // The cush variant on every transport the devices allow (peer and nccl only between distinct GPUs).

@@ -561,3 +561,17 @@ TEST(RbffdHost, EllKeepsEachRowsEntryOrder) {
   expect_invalid([&] { (void)rbf::narrow_columns(std::vector<std::int64_t>{0, std::int64_t{INT32_MAX} + 1}); }, "entry 1");
   expect_invalid([&] { (void)rbf::narrow_columns(std::vector<std::int64_t>{-1}); }, "entry 0");
 }
+
+// Rows [first, first + count) of a CSR matrix as an ELL matrix of their own.
+TEST(RbffdHost, EllOfRowsTakesTheAskedRows) {
+  const std::vector<std::int64_t> row_ptr{0, 3, 3, 4, 6};
+  const std::vector<std::int32_t> cols{2, 0, 1, 1, 3, 0};
+  const std::vector<double> values{0.5, -1.0, 2.0, 7.0, 8.0, 9.0};
+  const rbf::Ell e = rbf::ell_of_rows(row_ptr, cols, values, 1, 3);  // rows 1 (empty), 2, 3
+  ASSERT_EQ(e.rows, 3u);
+  ASSERT_EQ(e.width, 2u);
+  EXPECT_EQ(e.cols, (std::vector<std::int32_t>{0, 1, 3, 0, 1, 0}));
+  EXPECT_EQ(e.values, (std::vector<double>{0.0, 7.0, 8.0, 0.0, 0.0, 9.0}));
+  EXPECT_EQ(rbf::ell_of_rows(row_ptr, cols, values, 4, 0).rows, 0u);
+  expect_invalid([&] { (void)rbf::ell_of_rows(row_ptr, cols, values, 2, 3); }, "rows [2, 5) of 4");
+}

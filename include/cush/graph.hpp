@@ -52,6 +52,14 @@ struct LocalAdjacency {
   std::vector<std::int64_t> entries;
 };
 
+/// @brief A part's localized rows split by where their columns are (split_columns): for the
+/// split overlap of PETSc's MatMult (GraphField::exchange_overlapped_split). Both keep every
+/// owned row (|Q| + 1 offsets) and each row's entry order; entries keep their global index.
+struct SplitAdjacency {
+  LocalAdjacency owned;   ///< the entries whose column is owned (local index < |Q|)
+  LocalAdjacency ghosts;  ///< the entries whose column is a ghost; empty for interior rows
+};
+
 /// @brief One part (device position) of a GraphDecomposition: its ranges of local indices and
 /// the maps between local and global indices.
 class GraphPart {
@@ -95,6 +103,12 @@ class GraphPart {
   std::vector<std::int64_t> sorted_global_;  // G's global ids ascending,
   std::vector<std::int32_t> sorted_local_;   // and their local indices
 };
+
+/// Splits `rows` (GraphDecomposition::localize of `part`) into its owned-column and ghost-column
+/// entries. A row's sum over `owned` plus its sum over `ghosts` equals its sum over `rows` up to
+/// rounding (the sum's order changes where a row mixes them). Throws InvalidArgument if `rows`
+/// has not |Q| + 1 offsets, or a column is outside the part's G.
+[[nodiscard]] SplitAdjacency split_columns(const LocalAdjacency& rows, const GraphPart& part);
 
 /// @brief One message of the halo exchange: the nodes of part `from` that part `to` reads
 /// (R_to & Q_from), gathered from `from`'s local indices `src_local` into the run `dst` of

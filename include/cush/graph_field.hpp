@@ -216,6 +216,25 @@ class GraphField : public GraphFieldBase {
     });
   }
 
+  /// The split form of PETSc's MatMult (split_columns): exchange_start(), own(block,
+  /// part.owned()) for every part, exchange_finish(), then ghosts(block, part.boundary()); none
+  /// for an empty range. `own` enqueues the work that reads only owned values (every row's
+  /// owned-column entries, interior rows whole) and must follow exchange_start()'s rules; `ghosts`
+  /// adds the ghost-column entries of the boundary rows. More work runs beside the exchange than
+  /// in exchange_overlapped(), at the cost of a second pass over the boundary rows (and sums in
+  /// another order there).
+  template <class Own, class Ghosts>
+  void exchange_overlapped_split(Own&& own, Ghosts&& ghosts) {
+    exchange_start();
+    for_each([&](const GraphBlock<T>& b) {
+      if (const Range r = b.part().owned(); r.count > 0) own(b, r);
+    });
+    exchange_finish();
+    for_each([&](const GraphBlock<T>& b) {
+      if (const Range r = b.part().boundary(); r.count > 0) ghosts(b, r);
+    });
+  }
+
   /// The global array(s) `host` (N values in global order; with several components one such
   /// array per component, one after another) into every part's owned values. Enqueued on the
   /// blocks' streams: `host` is read when they reach it, so it must stay valid and unchanged

@@ -270,6 +270,38 @@ void check_decomposition(const GraphDecomposition& dec, const Graph& g, const st
       EXPECT_TRUE(same_bits(dot(wi, xi), y[i]))
           << "part " << p << ", row " << i << ": " << dot(wi, xi) << " vs " << y[i];
     }
+    // The split by columns: each half keeps its entries in row order, interior rows read no
+    // ghost, boundary rows at least one; the two halves' sums add up to the row's.
+    const cush::SplitAdjacency split = cush::split_columns(a, dec.part(p));
+    const cush::Range interior = dec.part(p).interior();
+    for (const cush::LocalAdjacency* half : {&split.owned, &split.ghosts}) {
+      ASSERT_EQ(half->row_ptr.size(), nq + 1);
+      ASSERT_EQ(half->entries.size(), half->cols.size());
+    }
+    for (std::size_t r = 0; r < nq; ++r) {
+      std::vector<std::int64_t> own, ghost;
+      for (auto k = static_cast<std::size_t>(a.row_ptr[r]); k < static_cast<std::size_t>(a.row_ptr[r + 1]); ++k)
+        (static_cast<std::size_t>(a.cols[k]) < nq ? own : ghost).push_back(a.entries[k]);
+      std::vector<double> sums;
+      for (const auto& [half, want] : {std::pair{&split.owned, &own}, std::pair{&split.ghosts, &ghost}}) {
+        const auto b = static_cast<std::size_t>(half->row_ptr[r]), e = static_cast<std::size_t>(half->row_ptr[r + 1]);
+        ASSERT_EQ(std::vector<std::int64_t>(half->entries.begin() + b, half->entries.begin() + e), *want)
+            << "part " << p << ", local row " << r;
+        std::vector<double> wi, xi;
+        for (std::size_t k = b; k < e; ++k) {
+          EXPECT_EQ(half->cols[k] < static_cast<std::int32_t>(nq), half == &split.owned);
+          wi.push_back(w[static_cast<std::size_t>(half->entries[k])]);
+          xi.push_back(xl[p][static_cast<std::size_t>(half->cols[k])]);
+        }
+        sums.push_back(dot(wi, xi));
+      }
+      EXPECT_EQ(ghost.empty(), r < interior.end()) << "part " << p << ", local row " << r;
+      const auto i = static_cast<std::size_t>(order[p][r]);
+      double scale = 0;
+      for (auto k = static_cast<std::size_t>(g.row_ptr[i]); k < static_cast<std::size_t>(g.row_ptr[i + 1]); ++k)
+        scale += std::fabs(w[k] * x[static_cast<std::size_t>(g.cols[k])]);
+      EXPECT_LE(std::fabs(sums[0] + sums[1] - y[i]), 1e-13 * scale) << "part " << p << ", row " << i;
+    }
   }
 }
 
@@ -340,6 +372,18 @@ TEST(GraphDecomposition, HandExample) {
   const cush::LocalAdjacency a1 = dec.localize(1, g.adjacency());  // rows of 5, 3, 4
   EXPECT_EQ(a1.row_ptr, (std::vector<std::int64_t>{0, 2, 5, 8}));
   EXPECT_EQ(a1.cols, (std::vector<std::int32_t>{2, 0, 1, 2, 0, 3, 1, 2}));
+  // Split by columns: part 0's boundary row (node 2) reads ghost 3 (node 3).
+  const cush::SplitAdjacency s0 = cush::split_columns(a0, dec.part(0));
+  EXPECT_EQ(s0.owned.row_ptr, (std::vector<std::int64_t>{0, 2, 5, 7}));
+  EXPECT_EQ(s0.owned.cols, (std::vector<std::int32_t>{0, 1, 0, 1, 2, 1, 2}));
+  EXPECT_EQ(s0.ghosts.row_ptr, (std::vector<std::int64_t>{0, 0, 0, 1}));
+  EXPECT_EQ(s0.ghosts.cols, (std::vector<std::int32_t>{3}));
+  EXPECT_EQ(s0.ghosts.entries, (std::vector<std::int64_t>{7}));
+  cush::LocalAdjacency short_rows = a0, far_column = a0;
+  short_rows.row_ptr.pop_back();
+  far_column.cols[7] = 4;  // part 0 holds 4 values
+  EXPECT_THROW((void)cush::split_columns(short_rows, dec.part(0)), cush::InvalidArgument);
+  EXPECT_THROW((void)cush::split_columns(far_column, dec.part(0)), cush::InvalidArgument);
 
   // The same parts from a layout of two consecutive ranges.
   const std::vector<std::size_t> counts{3, 3};

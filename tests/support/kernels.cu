@@ -65,20 +65,29 @@ void spin(cudaStream_t stream, double ms) {
 }
 namespace {
 __global__ void csr_rows_kernel(const double* x, const std::int64_t* row_ptr, const std::int32_t* cols, const double* w,
-                                std::size_t first, std::size_t count, double* y) {
+                                std::size_t first, std::size_t count, double* y, bool add) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (i >= count) return;
   const std::size_t r = first + i;
   double sum = 0;
   for (std::int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) sum += w[k] * x[cols[k]];
-  y[r] = sum;
+  y[r] = add ? y[r] + sum : sum;
 }
 }  // namespace
 
 void csr_rows(const double* x, const std::int64_t* row_ptr, const std::int32_t* cols, const double* w, std::size_t first,
               std::size_t count, double* y, cudaStream_t stream) {
   if (count == 0) return;
-  csr_rows_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(x, row_ptr, cols, w, first, count, y);
+  csr_rows_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(x, row_ptr, cols, w, first, count, y,
+                                                                                   false);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+void csr_rows_add(const double* x, const std::int64_t* row_ptr, const std::int32_t* cols, const double* w,
+                  std::size_t first, std::size_t count, double* y, cudaStream_t stream) {
+  if (count == 0) return;
+  csr_rows_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(x, row_ptr, cols, w, first, count, y,
+                                                                                   true);
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 

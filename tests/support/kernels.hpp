@@ -18,6 +18,9 @@ void xor_index(std::uint8_t* x, std::size_t n, std::size_t offset, cudaStream_t 
 /// rows r in [first, first + count): a sparse matrix-vector product over some rows (device arrays).
 void csr_rows(const double* x, const std::int64_t* row_ptr, const std::int32_t* cols, const double* w, std::size_t first,
               std::size_t count, double* y, cudaStream_t stream);
+/// As csr_rows, but y[r] += the sum (the second half of a product split by columns).
+void csr_rows_add(const double* x, const std::int64_t* row_ptr, const std::int32_t* cols, const double* w,
+                  std::size_t first, std::size_t count, double* y, cudaStream_t stream);
 
 }  // namespace cush_test
 
