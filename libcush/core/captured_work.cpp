@@ -25,13 +25,18 @@ std::vector<StreamRef> distinct(std::span<const StreamRef> streams) {
   return out;
 }
 
-// Ends a capture that went wrong (the graph, if any, is discarded); the error already in flight wins.
+// Ends a capture that went wrong (the graph, if any, is discarded); the error already in flight
+// wins.
 void abandon(const StreamRef& origin) noexcept {
-  const DeviceGuard guard(origin.device());
-  cudaGraph_t graph = nullptr;
-  (void)cudaStreamEndCapture(origin.get(), &graph);
-  if (graph != nullptr) (void)cudaGraphDestroy(graph);
-  (void)cudaGetLastError();
+  try {
+    const DeviceGuard guard(origin.device());
+    cudaGraph_t graph = nullptr;
+    (void)cudaStreamEndCapture(origin.get(), &graph);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+  } catch (...) {
+    // no device could be made current: nothing more to end
+  }
 }
 
 }  // namespace
@@ -54,6 +59,8 @@ CapturedWork::CapturedWork(std::span<const StreamRef> streams, const std::functi
     const DeviceGuard guard(origin.device());
     CUSH_CUDA_CHECK(cudaStreamBeginCapture(origin.get(), cudaStreamCaptureModeRelaxed));
   }
+  // From here until the capture has ended, any failure ends it (abandon) before it propagates:
+  // a stream left capturing could not be used again.
   try {
     // Every other stream joins the capture by waiting for the origin, and the origin waits for
     // every other stream's end of the work: one graph, one entry, one exit.
@@ -70,29 +77,28 @@ CapturedWork::CapturedWork(std::span<const StreamRef> streams, const std::functi
       }
       join_[k].wait_in(origin.get());
     }
-  } catch (...) {
-    abandon(origin);
-    throw;
-  }
-  {
     const DeviceGuard guard(origin.device());
     const cudaError_t ended = CUSH_CUDA_CALL(cudaStreamEndCapture(origin.get(), &graph));
     if (ended != cudaSuccess) {
       if (graph != nullptr) (void)cudaGraphDestroy(graph);
-      abandon(origin);  // in case the capture is still open
       detail::throw_cuda_error(ended, "cudaStreamEndCapture(origin.get(), &graph)", __FILE__, __LINE__,
                                "cush::CapturedWork: every stream the work used must be joined back to the given streams");
     }
+  } catch (...) {
+    abandon(origin);  // harmless where the capture has ended
+    throw;
   }
+  // The graph is needed only until it is instantiated; failing to free it is reported, not thrown
+  // (the instantiated graph is whole).
   try {
     CUSH_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes_));
     const DeviceGuard guard(origin.device());
     CUSH_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
   } catch (...) {
-    (void)cudaGraphDestroy(graph);
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(graph));
     throw;
   }
-  CUSH_CUDA_CHECK(cudaGraphDestroy(graph));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(graph));
 }
 
 CapturedWork::~CapturedWork() { reset(); }
@@ -120,11 +126,8 @@ CapturedWork& CapturedWork::operator=(CapturedWork&& other) noexcept {
 
 void CapturedWork::reset() noexcept {
   if (exec_ == nullptr) return;
-  {
-    const DeviceGuard guard(streams_[0].device());
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaEventSynchronize(launched_.get()));
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(exec_));
-  }
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaEventSynchronize(launched_.get()));  // needs no current device
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(exec_));
   exec_ = nullptr;
 }
 

@@ -18,6 +18,13 @@ bool stream_idle(cudaStream_t stream, const char* what, int device) {
                      std::string(what) + (device >= 0 ? " on device " + std::to_string(device) : ""));
   return true;
 }
+
+void drain_stream(cudaStream_t stream) noexcept {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError();
+  if (capture != cudaStreamCaptureStatusNone) return;
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream));
+}
 }  // namespace detail
 
 Stream::Stream(int device, unsigned flags) : device_(device) {

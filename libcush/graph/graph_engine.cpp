@@ -136,8 +136,8 @@ void GraphEngine::enqueue(std::span<const Instruction> list, std::span<void* con
 // After a failed enqueue: let whatever was enqueued finish, so no copy outlives the call's
 // consequences unseen.
 void GraphEngine::drain(std::span<const cudaStream_t> blocks) const noexcept {
-  for (cudaStream_t s : blocks) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
-  for (const Stream& s : exchange_streams_) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
+  for (cudaStream_t s : blocks) drain_stream(s);
+  for (const Stream& s : exchange_streams_) drain_stream(s.get());
 }
 
 bool GraphEngine::done() const {

@@ -198,8 +198,8 @@ void RankExchange::run_phases(std::size_t first, std::size_t last, std::span<voi
 }
 
 void RankExchange::drain(std::span<const cudaStream_t> blocks) const noexcept {
-  for (cudaStream_t s : blocks) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s));
-  for (const Stream& s : streams_) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(s.get()));
+  for (cudaStream_t s : blocks) drain_stream(s);
+  for (const Stream& s : streams_) drain_stream(s.get());
 }
 
 bool RankExchange::done() const {

@@ -46,7 +46,7 @@ void step(Devices& d) {
   const std::size_t n = d.size();
   for (std::size_t k = 0; k < n; ++k) {
     const cush::DeviceGuard guard(d.ids[k]);
-    cush_test::spin(d.streams[k].get(), 0.2);
+    cush_test::spin_current(d.streams[k].get(), 0.2);
     cush_test::add_index(d.at(d.a, k), kValues, 1000 * k, d.streams[k].get());
     d.ready[k].record(d.streams[k].get());
   }
@@ -64,7 +64,7 @@ void step(Devices& d) {
 void between(Devices& d) {
   for (std::size_t k = 0; k < d.size(); ++k) {
     const cush::DeviceGuard guard(d.ids[k]);
-    cush_test::spin(d.streams[k].get(), 0.2);
+    cush_test::spin_current(d.streams[k].get(), 0.2);
     CUSH_CUDA_CHECK(cudaMemcpyAsync(d.at(d.a, k), d.at(d.b, k), kValues * sizeof(double), cudaMemcpyDefault,
                                     d.streams[k].get()));
     cush_test::add_index(d.at(d.a, k), kValues, 7, d.streams[k].get());
@@ -165,10 +165,11 @@ TEST(CapturedWork, AFailedCaptureLeavesNoStreamCapturing) {
                                     const cush::DeviceGuard guard(order[0]);
                                     d.ready[0].record(d.streams[0].get());
                                     d.ready[0].wait_in(other);
-                                    cush_test::spin(other, 0.01);
+                                    cush_test::spin_current(other, 0.01);
                                   }),
                cush::CudaError);
   for (const cush::Stream& s : d.streams) EXPECT_FALSE(capturing(s.get()));
+  EXPECT_FALSE(capturing(other)) << "the stream left unjoined";
   // A stream already being captured.
   {
     const cush::DeviceGuard guard(order[0]);

@@ -52,6 +52,11 @@ __global__ void spin_kernel(unsigned long long ns) {
 }
 }  // namespace
 
+void spin_current(cudaStream_t stream, double ms) {
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(ms * 1e6));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
 void spin(cudaStream_t stream, double ms) {
   // On the stream's own device, whatever device is current (and that one current again after).
   int device = 0, previous = 0;

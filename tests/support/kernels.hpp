@@ -28,4 +28,7 @@ namespace cush_test {
 /// Occupies `stream` for about `ms` milliseconds of wall time (one thread spinning on %globaltimer),
 /// launched on the stream's device: no device needs to be current.
 void spin(cudaStream_t stream, double ms);
+/// As spin, on the current device (which must be the stream's): callable while the stream is being
+/// captured into a graph, where CUDA refuses to say a stream's device.
+void spin_current(cudaStream_t stream, double ms);
 }  // namespace cush_test
