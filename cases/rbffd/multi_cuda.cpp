@@ -129,9 +129,7 @@ MultiCuda::MultiCuda(const Problem& p, const Devices& gpus, Options options)
     Gpu& G = *gpus_[g];
     CUSH_CUDA_CHECK(cudaSetDevice(G.device));
     CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&G.main, cudaStreamNonBlocking));
-    int least = 0, greatest = 0;  // the side stream first: its gathers overtake the interior rows' blocks
-    CUSH_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    CUSH_CUDA_CHECK(cudaStreamCreateWithPriority(&G.side, cudaStreamNonBlocking, greatest));
+    CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&G.side, cudaStreamNonBlocking));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.ready, cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.sent, cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&G.fork, cudaEventDisableTiming));

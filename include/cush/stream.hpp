@@ -30,12 +30,6 @@ class Stream {
   Stream() noexcept = default;
   /// Creates a stream on `device`.
   explicit Stream(int device, unsigned flags = cudaStreamNonBlocking);
-  /// Creates a stream on `device` with a scheduling priority (cudaStreamCreateWithPriority:
-  /// lower numbers first; greatest_priority() gives the device's first). Blocks of a
-  /// higher-priority stream's kernels are started ahead of waiting blocks of lower ones.
-  Stream(int device, unsigned flags, int priority);
-  /// The device's greatest (numerically lowest) stream priority.
-  [[nodiscard]] static int greatest_priority(int device);
   ~Stream();
   Stream(Stream&& other) noexcept;
   Stream& operator=(Stream&& other) noexcept;

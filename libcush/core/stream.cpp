@@ -32,18 +32,6 @@ Stream::Stream(int device, unsigned flags) : device_(device) {
   CUSH_CUDA_CHECK_AT(cudaStreamCreateWithFlags(&stream_, flags), "device " + std::to_string(device));
 }
 
-Stream::Stream(int device, unsigned flags, int priority) : device_(device) {
-  DeviceGuard guard(device);
-  CUSH_CUDA_CHECK_AT(cudaStreamCreateWithPriority(&stream_, flags, priority), "device " + std::to_string(device));
-}
-
-int Stream::greatest_priority(int device) {
-  DeviceGuard guard(device);
-  int least = 0, greatest = 0;
-  CUSH_CUDA_CHECK_AT(cudaDeviceGetStreamPriorityRange(&least, &greatest), "device " + std::to_string(device));
-  return greatest;
-}
-
 Stream::~Stream() { reset(); }
 
 Stream::Stream(Stream&& other) noexcept

@@ -54,9 +54,7 @@ GraphEngine::GraphEngine(const DeviceSet& devices, const GraphDecomposition& dec
   // No slabs: a graph message is one run, and its unpack (the host route's) reads host memory.
   schedule_ = exchange_schedule(program_, dec.size(), ScheduleOptions{element_size, 0, 1});
   for (std::size_t k = 0; k < devices_.size(); ++k) {
-    // At the greatest priority: the gather kernels start as soon as blocks of the interior rows'
-    // kernel (which fills the GPU) retire, not after all of them (docs/graph.md, "Overlap").
-    exchange_streams_.emplace_back(devices_[k], cudaStreamNonBlocking, Stream::greatest_priority(devices_[k]));
+    exchange_streams_.emplace_back(devices_[k]);
     preload_gather(devices_[k]);  // else the first exchange may wait for the device to go idle
   }
   // The index lists, copied on the sender's exchange stream and waited for (pageable source).
