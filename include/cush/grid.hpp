@@ -129,6 +129,13 @@ class Decomposition {
   /// along the axes exchanged in place yourself unless that exchange fills them first too.
   /// Throws InvalidArgument if radius > depth().
   [[nodiscard]] Box interior(std::size_t pos, std::size_t radius) const;
+  /// The owned box (local coordinates) grown by `layers` on every side whose ghost cells the
+  /// exchange fills: a side with a neighbour, its own block's included along a periodic axis
+  /// exchanged in place; never past a non-periodic edge of the grid nor along an axis without
+  /// ghost layers. After an exchange a kernel may compute a step on grown(pos, k * radius) from
+  /// values valid on grown(pos, (k + 1) * radius): a multi-step cycle's substeps shrink it by a
+  /// radius each. Throws InvalidArgument if layers > depth().
+  [[nodiscard]] Box grown(std::size_t pos, std::size_t layers) const;
   /// The rest of the owned cells: at most six disjoint, non-empty boxes (z slabs, then y slabs
   /// within the interior's z range, then x slabs within its y and z ranges).
   [[nodiscard]] std::vector<Box> boundary(std::size_t pos, std::size_t radius) const;

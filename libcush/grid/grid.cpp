@@ -205,6 +205,21 @@ Box Decomposition::interior(std::size_t pos, std::size_t radius) const {
   return in;
 }
 
+Box Decomposition::grown(std::size_t pos, std::size_t layers) const {
+  if (layers > depth_)
+    throw InvalidArgument("cush::Decomposition::grown", "layers",
+                          std::to_string(layers) + " is more than the " + std::to_string(depth_) + " ghost layers");
+  const Box o = owned(pos);
+  Box out;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const std::size_t low = neighbor(pos, a, -1) ? layers : 0;
+    const std::size_t high = neighbor(pos, a, +1) ? layers : 0;
+    out.lo[a] = -static_cast<std::ptrdiff_t>(low);
+    out.size[a] = o.size[a] + low + high;
+  }
+  return out;
+}
+
 std::vector<Box> Decomposition::boundary(std::size_t pos, std::size_t radius) const {
   const Box o = owned(pos);
   const Box in = interior(pos, radius);

@@ -222,6 +222,44 @@ TEST(Regions, InteriorAndBoundaryPartitionTheOwnedCells) {
   }
 }
 
+// grown(): every cell of the grown box is an owned cell or a ghost the exchange fills (one that
+// stands for a cell of the grid, wrapping around periodic axes: verify_buffer's rule), and the box
+// is grown by exactly `layers` on each side that has such ghosts, by none on the others.
+TEST(Regions, GrownBoxesHoldOnlyCellsTheExchangeFills) {
+  std::mt19937 rng(21);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Decomposition g = random_grid(rng);
+    SCOPED_TRACE(describe(g));
+    for (std::size_t b = 0; b < g.size(); ++b) {
+      const Box o = g.owned(b);
+      EXPECT_EQ(g.grown(b, 0), (Box{{0, 0, 0}, o.size}));
+      for (std::size_t layers = 1; layers <= g.depth(); ++layers) {
+        const Box grown = g.grown(b, layers);
+        for (std::size_t a = 0; a < 3; ++a) {
+          const auto n = static_cast<std::ptrdiff_t>(g.extent()[a]);
+          const std::ptrdiff_t first = o.lo[a] + grown.lo[a];
+          const std::ptrdiff_t last = first + static_cast<std::ptrdiff_t>(grown.size[a]) - 1;
+          // Outside the owned range only on sides with ghost layers, and inside the grid unless periodic.
+          if (first < o.lo[a]) {
+            EXPECT_GE(g.halo(a), layers) << "axis " << a;
+            EXPECT_TRUE(first >= 0 || g.periodic(a)) << "axis " << a;
+          }
+          if (last >= o.lo[a] + static_cast<std::ptrdiff_t>(o.size[a])) {
+            EXPECT_GE(g.halo(a), layers) << "axis " << a;
+            EXPECT_TRUE(last < n || g.periodic(a)) << "axis " << a;
+          }
+          // Grown wherever a side's ghosts stand for cells of the grid.
+          const bool low_filled = g.halo(a) > 0 && (o.lo[a] > 0 || g.periodic(a));
+          const bool high_filled = g.halo(a) > 0 && (o.lo[a] + static_cast<std::ptrdiff_t>(o.size[a]) < n || g.periodic(a));
+          EXPECT_EQ(grown.lo[a], low_filled ? -static_cast<std::ptrdiff_t>(layers) : 0) << "axis " << a;
+          EXPECT_EQ(grown.size[a], o.size[a] + (low_filled ? layers : 0) + (high_filled ? layers : 0)) << "axis " << a;
+        }
+      }
+      EXPECT_THROW((void)g.grown(b, g.depth() + 1), cush::InvalidArgument);
+    }
+  }
+}
+
 // Runs the phases on host buffers and checks every cell of every block's buffer.
 void check_exchange(const Decomposition& g) {
   SCOPED_TRACE(describe(g));
