@@ -4,6 +4,7 @@
 
 #include "cush/block.hpp"
 #include "cush/captured_work.hpp"
+#include "cush/cycle.hpp"
 #include "cush/device_buffer.hpp"
 #include "cush/device_guard.hpp"
 #include "cush/device_ops.hpp"

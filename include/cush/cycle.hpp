@@ -1,0 +1,60 @@
+#pragma once
+/// @file cycle.hpp
+/// @brief Multi-step cycles over a grid with deep halos: L steps of a stencil of radius r per
+/// exchange, with halo depth >= L r (spec: docs/grid.md, "Multi-step cycles"). Pure host code:
+/// the program of exchanges, updates and swaps that a cycle runs, for any field to execute.
+///
+/// Per cycle of L steps (the last cycle may be shorter):
+/// - unfused: exchange(), then L updates, substep s on grown(pos, (L - 1 - s) r) with one step
+///   each, the two fields swapped after each: the ghosts the exchange filled are consumed a
+///   radius a step;
+/// - fused: exchange(), then one update of L steps on the owned box, then one swap: the kernel
+///   computes its own intermediate levels (on its box grown by (L - 1 - s) r, never past a
+///   non-periodic edge: Decomposition::grown);
+/// - fused and overlapped: exchange_start(), the L-step update on interior(pos, L r),
+///   exchange_finish(), the L-step update on each box of boundary(pos, L r), one swap. Overlap
+///   needs fused or L = 1.
+/// Ghost cells beyond a non-periodic edge are the user's and stay as they are through a cycle.
+
+#include <cstddef>
+#include <vector>
+
+#include "cush/grid.hpp"
+
+namespace cush {
+
+struct CycleOptions {
+  /// The stencil's reach per step (>= 1).
+  std::size_t radius = 1;
+  /// Steps per exchange (L); 0: as many as the halo holds, depth / radius.
+  std::size_t length = 0;
+  /// One update computes all of a cycle's steps (a fused kernel), else one update per step.
+  bool fused = false;
+  /// exchange_start, the interior, exchange_finish, the boundary (fused, or length 1).
+  bool overlap = false;
+};
+
+/// @brief One action of a cycle program (cycle_program).
+struct CycleStep {
+  enum class Kind {
+    exchange,        ///< fill every ghost
+    exchange_start,  ///< start filling them (Field::exchange_start)
+    exchange_finish, ///< finish (Field::exchange_finish)
+    update,          ///< per block, `substeps` steps on each of boxes[pos], from the current input into the output
+    swap,            ///< the output becomes the next input
+  };
+  Kind kind = Kind::exchange;
+  /// update: by block position, the boxes (local coordinates, disjoint, none empty) to compute.
+  std::vector<std::vector<Box>> boxes;
+  /// update: the steps each box advances (1 unfused; the cycle's length fused).
+  std::size_t substeps = 0;
+};
+
+/// The program of `steps` steps on `grid` (in order). An update writes its boxes of the output
+/// field from the input field's values on the boxes grown by substeps x radius. Throws
+/// InvalidArgument for radius 0, radius x length beyond the grid's depth(), or overlap with
+/// length > 1 unfused.
+[[nodiscard]] std::vector<CycleStep> cycle_program(const Decomposition& grid, std::size_t steps,
+                                                   const CycleOptions& options);
+
+}  // namespace cush
