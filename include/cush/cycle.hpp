@@ -15,10 +15,18 @@
 ///   exchange_finish(), the L-step update on each box of boundary(pos, L r), one swap. Overlap
 ///   needs fused or L = 1.
 /// Ghost cells beyond a non-periodic edge are the user's and stay as they are through a cycle.
+///
+/// advance() runs such a program on two fields made alike:
+///
+///     cush::Field<double>& result = cush::advance(a, b, steps, {.radius = 1, .length = 4},
+///         [&](const cush::Block<double>& in, const cush::Block<double>& out, const cush::Box& box,
+///             std::size_t substeps) { /* enqueue `substeps` steps on `box` of `out` from `in` */ });
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
+#include "cush/error.hpp"
 #include "cush/grid.hpp"
 
 namespace cush {
@@ -56,5 +64,35 @@ struct CycleStep {
 /// length > 1 unfused.
 [[nodiscard]] std::vector<CycleStep> cycle_program(const Decomposition& grid, std::size_t steps,
                                                    const CycleOptions& options);
+
+/// Runs `steps` steps as cycle_program(a.grid(), steps, options) lists them, on two fields made
+/// alike (`a` holds the start): exchanges of the current input, swaps of the two roles, and for
+/// an update, per block (its device current) and per box, update(in, out, box, substeps): enqueue
+/// on in.stream() `substeps` steps of the stencil on `box` (local coordinates) of `out`, from
+/// `in`'s values on the box grown by substeps x radius. Returns the field holding the result (`a`
+/// or `b`). Nothing blocks the host. `Fields` is a Field<T>, or any type with grid(), exchange(),
+/// exchange_start(), exchange_finish(), block(pos) and for_each(f) (the host tests' model).
+/// InvalidArgument as cycle_program, or if `a` and `b` are one field.
+template <class Fields, class Update>
+Fields& advance(Fields& a, Fields& b, std::size_t steps, const CycleOptions& options, Update&& update) {
+  if (&a == &b) throw InvalidArgument("cush::advance", "b", "must be another field than a (made alike)");
+  Fields* in = &a;
+  Fields* out = &b;
+  for (const CycleStep& s : cycle_program(a.grid(), steps, options)) {
+    switch (s.kind) {
+      case CycleStep::Kind::exchange: in->exchange(); break;
+      case CycleStep::Kind::exchange_start: in->exchange_start(); break;
+      case CycleStep::Kind::exchange_finish: in->exchange_finish(); break;
+      case CycleStep::Kind::update:
+        in->for_each([&](const auto& block) {
+          const auto target = out->block(block.pos());
+          for (const Box& box : s.boxes[block.pos()]) update(block, target, box, s.substeps);
+        });
+        break;
+      case CycleStep::Kind::swap: std::swap(in, out); break;
+    }
+  }
+  return *in;
+}
 
 }  // namespace cush
