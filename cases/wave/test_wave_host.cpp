@@ -1,0 +1,115 @@
+// Case "wave", host numerics: the seed's coefficient table has the orders it claims, the Courant
+// limits are the spec's, the discrete operator converges at its order, and the host leapfrog
+// moves the discrete mode exactly as cos(n theta).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "coefficients.hpp"
+#include "reference.hpp"
+
+namespace wv = cases::wave;
+
+// Rows sum to zero, sum C_k k^2 = 1 (the second derivative), sum C_k k^(2m) = 0 for m = 2 ..
+// order/2 (the Taylor terms below the order cancel).
+TEST(WaveHost, CoefficientsHaveTheirOrder) {
+  for (int order : wv::kOrders) {
+    const auto c = wv::coefficients(order);
+    ASSERT_EQ(c.size(), static_cast<std::size_t>(order / 2 + 1));
+    double row = 2 * c[0];
+    for (std::size_t k = 1; k < c.size(); ++k) row += 2 * c[k];
+    EXPECT_NEAR(row, 0.0, 1e-15) << "order " << order;
+    for (int m = 1; m <= order / 2; ++m) {
+      double moment = 0, scale = 0;
+      for (std::size_t k = 1; k < c.size(); ++k) {
+        const double term = c[k] * std::pow(static_cast<double>(k), 2 * m);
+        moment += term;
+        scale += std::fabs(term);
+      }
+      EXPECT_NEAR(moment, m == 1 ? 1.0 : 0.0, 1e-14 * scale) << "order " << order << ", moment k^" << 2 * m;
+    }
+    // And the next moment does not cancel: the order is not higher than claimed.
+    double next = 0;
+    for (std::size_t k = 1; k < c.size(); ++k) next += c[k] * std::pow(static_cast<double>(k), order + 2);
+    EXPECT_GT(std::fabs(next), 1e-3) << "order " << order;
+  }
+  EXPECT_THROW((void)wv::coefficients(3), std::invalid_argument);
+  EXPECT_EQ(wv::radius(8), 4U);
+}
+
+// The spec's limits (s^2 max |h^2 lambda| <= 4): 0.5774, 0.5, 0.4697, 0.4529.
+TEST(WaveHost, CourantLimitsAreTheSpecs) {
+  const double want[] = {0.5774, 0.5, 0.4697, 0.4529};
+  for (std::size_t i = 0; i < wv::kOrders.size(); ++i) {
+    const int order = wv::kOrders[i];
+    EXPECT_NEAR(wv::courant_limit(order), want[i], 5e-5) << "order " << order;
+    EXPECT_NO_THROW(wv::check_courant(order, 0.999 * wv::courant_limit(order)));
+    EXPECT_THROW(wv::check_courant(order, 1.001 * wv::courant_limit(order)), std::invalid_argument);
+  }
+  EXPECT_THROW(wv::check_courant(2, 0.0), std::invalid_argument);
+  EXPECT_THROW(wv::check_courant(2, -0.1), std::invalid_argument);
+}
+
+// lambda_h + 3 (2 pi)^2 falls as h^order: the observed order over n = 8, 16, 32 within 0.3.
+TEST(WaveHost, DiscreteOperatorConvergesAtItsOrder) {
+  for (int order : wv::kOrders) {
+    std::vector<double> error;
+    for (std::size_t n : {8U, 16U, 32U}) {
+      const double h = 1.0 / static_cast<double>(n);
+      error.push_back(std::fabs(wv::mode_eigenvalue(order, n) / (h * h) + 3 * std::pow(2 * std::numbers::pi, 2)));
+    }
+    for (std::size_t i = 0; i + 1 < error.size(); ++i) {
+      const double observed = std::log2(error[i] / error[i + 1]);
+      EXPECT_NEAR(observed, order, 0.3) << "order " << order << ", n = " << (8U << i) << " to " << (16U << i);
+    }
+  }
+}
+
+// Started with u^{-1} = cos(theta) u^0, 1000 leapfrog steps give cos(1000 theta) u^0 within 1e-10.
+TEST(WaveHost, TheDiscreteModeTurnsExactly) {
+  constexpr std::size_t n = 16, steps = 1000;
+  for (int order : wv::kOrders) {
+    const double courant = 0.9 * wv::courant_limit(order);
+    const double theta = wv::mode_angle(order, courant, n);
+    const std::vector<double> u0 = wv::mode(n);
+    std::vector<double> prev(u0.size()), cur = u0, next(u0.size());
+    for (std::size_t i = 0; i < u0.size(); ++i) prev[i] = std::cos(theta) * u0[i];
+    for (std::size_t s = 0; s < steps; ++s) {
+      // Alternately in place over the older level (the seed's way) and into a third array.
+      if (s % 2 == 0) {
+        wv::step_host(order, courant * courant, n, prev, cur, prev);
+        std::swap(prev, cur);
+      } else {
+        wv::step_host(order, courant * courant, n, prev, cur, next);
+        prev = cur;
+        cur = next;
+      }
+    }
+    const double a = std::cos(static_cast<double>(steps) * theta);
+    double worst = 0;
+    for (std::size_t i = 0; i < u0.size(); ++i) worst = std::max(worst, std::fabs(cur[i] - a * u0[i]));
+    EXPECT_LE(worst, 1e-10) << "order " << order << ", cos(n theta) = " << a;
+    // The test can fail: a step with the wrong Courant number drifts off the cosine.
+    std::vector<double> p(u0.size()), q = u0;
+    for (std::size_t i = 0; i < u0.size(); ++i) p[i] = std::cos(theta) * u0[i];
+    for (std::size_t s = 0; s < steps; ++s) {
+      wv::step_host(order, 1.01 * courant * courant, n, p, q, p);
+      std::swap(p, q);
+    }
+    double off = 0;
+    for (std::size_t i = 0; i < u0.size(); ++i) off = std::max(off, std::fabs(q[i] - a * u0[i]));
+    EXPECT_GT(off, 1e-3) << "order " << order;
+  }
+}
+
+TEST(WaveHost, BadArraysAreRejected) {
+  std::vector<double> u(8 * 8 * 8), small(7);
+  EXPECT_THROW(wv::step_host(2, 0.1, 8, u, small, u), std::invalid_argument);
+  EXPECT_THROW(wv::step_host(8, 0.1, 8, u, u, u), std::invalid_argument);  // radius 4 on 8 nodes: 9 > 8
+  EXPECT_THROW(wv::step_host(5, 0.1, 8, u, u, u), std::invalid_argument);
+}
