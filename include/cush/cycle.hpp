@@ -16,7 +16,7 @@
 ///   needs fused or L = 1.
 /// Ghost cells beyond a non-periodic edge are the user's and stay as they are through a cycle.
 ///
-/// advance() runs such a program on two fields made alike:
+/// advance() runs such a program on two fields made alike (or, unfused, on one field in place):
 ///
 ///     cush::Field<double>& result = cush::advance(a, b, steps, {.radius = 1, .length = 4},
 ///         [&](const cush::Block<double>& in, const cush::Block<double>& out, const cush::Box& box,
@@ -93,6 +93,30 @@ Fields& advance(Fields& a, Fields& b, std::size_t steps, const CycleOptions& opt
     }
   }
   return *in;
+}
+
+/// In place (a leapfrog keeping two levels as components and overwriting the older one by parity;
+/// an esoteric-pull lattice Boltzmann step): the cycles of cycle_program(u.grid(), steps, options)
+/// on one field, unfused and bulk only. Per update, per block (its device current) and box,
+/// update(block, box, step) enqueues step number `step` (0 for the first step of this call) on
+/// `box`, reading the values it needs on the box grown by the radius. InvalidArgument for fused
+/// or overlapped options (an in-place update during an exchange would overwrite what it sends),
+/// and as cycle_program.
+template <class Fields, class Update>
+void advance(Fields& u, std::size_t steps, const CycleOptions& options, Update&& update) {
+  if (options.fused || options.overlap)
+    throw InvalidArgument("cush::advance", "options", "a field updated in place runs unfused cycles, not overlapped");
+  std::size_t step = 0;
+  for (const CycleStep& s : cycle_program(u.grid(), steps, options)) {
+    if (s.kind == CycleStep::Kind::exchange) {
+      u.exchange();
+    } else if (s.kind == CycleStep::Kind::update) {
+      u.for_each([&](const auto& block) {
+        for (const Box& box : s.boxes[block.pos()]) update(block, box, step);
+      });
+      ++step;
+    }
+  }
 }
 
 }  // namespace cush

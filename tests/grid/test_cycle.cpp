@@ -1,4 +1,5 @@
-// Multi-step cycles (cush/cycle.hpp): cush::advance on a host model of a Field (HostField) over
+// Multi-step cycles (cush/cycle.hpp): cush::advance on a host model of a Field (HostField), with
+// two fields and in place (a leapfrog over two components), over
 // random grids, radii, cycle lengths, fused or not, bulk or overlapped, periodic or not, step
 // counts that are not multiples of the length; after every run the owned cells equal plain
 // one-step stepping of the global array bit for bit. Ghosts the exchange has not filled yet hold
@@ -96,7 +97,7 @@ std::vector<double> reference(const Decomposition& g, std::vector<double> u, con
 struct HostBlock {
   std::size_t position = 0;
   Box whole;
-  double* data = nullptr;
+  double* data = nullptr;  // component c at data + c * whole.volume()
   [[nodiscard]] std::size_t pos() const { return position; }
   [[nodiscard]] std::size_t at(const Point& p) const {
     const auto c = [&](std::size_t a) { return static_cast<std::size_t>(p[a] - whole.lo[a]); };
@@ -106,7 +107,10 @@ struct HostBlock {
 
 class HostField {
  public:
-  HostField(const Decomposition& g, const std::vector<double>* u0) : g_(g) {
+  // `u0`: `components` global arrays one after another (null: owned cells NaN too).
+  HostField(const Decomposition& g, const std::vector<double>* u0, std::size_t components = 1)
+      : g_(g), components_(components) {
+    const std::size_t cells = g.extent()[0] * g.extent()[1] * g.extent()[2];
     for (std::size_t b = 0; b < g.size(); ++b) {
       const Box o = g.owned(b);
       Box whole;
@@ -115,13 +119,15 @@ class HostField {
         whole.size[a] = o.size[a] + 2 * g.halo(a);
       }
       wholes_.push_back(whole);
-      std::vector<double> v(whole.volume(), nan);
+      std::vector<double> v(whole.volume() * components, nan);
       const HostBlock view{b, whole, nullptr};
-      for_each_cell(whole, [&](const Point& p) {
-        Point q = global(b, p);
-        if (!inside(g, q)) v[view.at(p)] = edge_value(q);  // the user's, constant
-        else if (u0 != nullptr && Box{{0, 0, 0}, o.size}.contains(p)) v[view.at(p)] = (*u0)[global_index(g, q)];
-      });
+      for (std::size_t c = 0; c < components; ++c)
+        for_each_cell(whole, [&](const Point& p) {
+          Point q = global(b, p);
+          double& cell = v[c * whole.volume() + view.at(p)];
+          if (!inside(g, q)) cell = edge_value(q);  // the user's, constant
+          else if (u0 != nullptr && Box{{0, 0, 0}, o.size}.contains(p)) cell = (*u0)[c * cells + global_index(g, q)];
+        });
       buffers_.push_back(std::move(v));
     }
   }
@@ -147,12 +153,12 @@ class HostField {
     in_flight_ = false;
     fill(false);
   }
-  // The owned cells, in global order.
-  [[nodiscard]] std::vector<double> owned() const {
+  // Component c's owned cells, in global order.
+  [[nodiscard]] std::vector<double> owned(std::size_t c = 0) const {
     std::vector<double> u(g_.extent()[0] * g_.extent()[1] * g_.extent()[2], nan);
     for (std::size_t b = 0; b < g_.size(); ++b)
       for_each_cell(Box{{0, 0, 0}, g_.owned(b).size}, [&](const Point& p) {
-        u[global_index(g_, global(b, p))] = buffers_[b][block(b).at(p)];
+        u[global_index(g_, global(b, p))] = buffers_[b][c * wholes_[b].volume() + block(b).at(p)];
       });
     return u;
   }
@@ -163,22 +169,25 @@ class HostField {
     return {o.lo[0] + p[0], o.lo[1] + p[1], o.lo[2] + p[2]};
   }
   void fill(bool started) {
-    const std::vector<double> u = owned();
-    for (std::size_t b = 0; b < g_.size(); ++b) {
-      const Box o = g_.owned(b);
-      const HostBlock view = block(b);
-      for_each_cell(view.whole, [&](const Point& p) {
-        if (Box{{0, 0, 0}, o.size}.contains(p)) return;
-        Point q = global(b, p);
-        if (!inside(g_, q)) return;
-        bool late = false;
-        for (std::size_t a = 0; a < 3; ++a)
-          if ((p[a] < 0 || p[a] >= static_cast<std::ptrdiff_t>(o.size[a])) && !g_.exchanged_in_place(a)) late = true;
-        buffers_[b][view.at(p)] = started && late ? nan : u[global_index(g_, q)];
-      });
+    for (std::size_t c = 0; c < components_; ++c) {
+      const std::vector<double> u = owned(c);
+      for (std::size_t b = 0; b < g_.size(); ++b) {
+        const Box o = g_.owned(b);
+        const HostBlock view = block(b);
+        for_each_cell(view.whole, [&](const Point& p) {
+          if (Box{{0, 0, 0}, o.size}.contains(p)) return;
+          Point q = global(b, p);
+          if (!inside(g_, q)) return;
+          bool late = false;
+          for (std::size_t a = 0; a < 3; ++a)
+            if ((p[a] < 0 || p[a] >= static_cast<std::ptrdiff_t>(o.size[a])) && !g_.exchanged_in_place(a)) late = true;
+          buffers_[b][c * view.whole.volume() + view.at(p)] = started && late ? nan : u[global_index(g_, q)];
+        });
+      }
     }
   }
   const Decomposition& g_;
+  std::size_t components_ = 1;
   std::vector<Box> wholes_;
   std::vector<std::vector<double>> buffers_;
   bool in_flight_ = false;
@@ -220,9 +229,45 @@ struct HostUpdate {
   }
 };
 
+// A leapfrog in place: two levels as components; step t writes level t + 1 over the older level,
+// component t % 2: next = stencil(current) - older.
+struct Leapfrog {
+  const Stencil& st;
+  std::size_t calls = 0;
+  void operator()(const HostBlock& b, const Box& box, std::size_t step) {
+    ++calls;
+    double* older = b.data + (step % 2) * b.whole.volume();
+    const double* current = b.data + ((step + 1) % 2) * b.whole.volume();
+    for_each_cell(box, [&](const Point& p) {
+      older[b.at(p)] = st.apply(p, [&](const Point& q) {
+        EXPECT_TRUE(b.whole.contains(q)) << "block " << b.pos() << " reads outside its buffer";
+        return b.whole.contains(q) ? current[b.at(q)] : nan;
+      }) - older[b.at(p)];
+    });
+  }
+};
+
+// The same on the global array: returns {older, current} after `steps` steps.
+std::pair<std::vector<double>, std::vector<double>> leapfrog_reference(const Decomposition& g, std::vector<double> prev,
+                                                                       std::vector<double> cur, const Stencil& st,
+                                                                       std::size_t steps) {
+  const Box all{{0, 0, 0}, g.extent()};
+  std::vector<double> next(cur.size());
+  for (std::size_t s = 0; s < steps; ++s) {
+    for_each_cell(all, [&](const Point& p) {
+      next[global_index(g, p)] =
+          st.apply(p, [&](Point q) { return inside(g, q) ? cur[global_index(g, q)] : edge_value(q); }) - prev[global_index(g, p)];
+    });
+    prev = cur;
+    cur = next;
+  }
+  return {prev, cur};
+}
+
 // advance() instantiated with the library's Field, so that it compiles against it (no GPU test
 // runs it yet).
 [[maybe_unused]] cush::Field<double>& advance_fields(cush::Field<double>& a, cush::Field<double>& b) {
+  cush::advance(a, 1, {}, [](const cush::Block<double>&, const Box&, std::size_t) {});
   return cush::advance(a, b, 1, {}, [](const cush::Block<double>&, const cush::Block<double>&, const Box&, std::size_t) {});
 }
 
@@ -271,6 +316,35 @@ TEST(Cycle, AdvanceOnHostArraysEqualsOneStepStepping) {
   EXPECT_EQ(programs, 250U);
 }
 
+// In place: a leapfrog over two components, unfused cycles of every length the halo allows.
+TEST(Cycle, AdvanceInPlaceEqualsOneStepLeapfrog) {
+  std::mt19937 rng(47);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Decomposition g = cush_test::random_grid(rng);
+    Stencil st;
+    st.dims = g.dims();
+    st.r = std::uniform_int_distribution<std::size_t>(1, g.depth())(rng);
+    st.w.push_back(1.5);
+    for (std::size_t k = 0; k < 2 * st.r * st.dims; ++k) st.w.push_back(std::uniform_real_distribution<double>(-0.1, 0.1)(rng));
+    const std::size_t cells = g.extent()[0] * g.extent()[1] * g.extent()[2];
+    std::vector<double> levels(2 * cells);  // u^-1, then u^0
+    for (double& x : levels) x = std::uniform_real_distribution<double>(-1, 1)(rng);
+    CycleOptions o;
+    o.radius = st.r;
+    o.length = std::uniform_int_distribution<std::size_t>(0, g.depth() / st.r)(rng);
+    const std::size_t steps = std::uniform_int_distribution<std::size_t>(0, 7)(rng);
+    SCOPED_TRACE(cush_test::describe(g) + ", radius " + std::to_string(st.r) + ", length " + std::to_string(o.length) +
+                 ", " + std::to_string(steps) + " steps");
+    HostField u(g, &levels, 2);
+    Leapfrog update{st};
+    cush::advance(u, steps, o, update);
+    const auto [older, current] = leapfrog_reference(g, std::vector<double>(levels.begin(), levels.begin() + static_cast<std::ptrdiff_t>(cells)),
+                                                     std::vector<double>(levels.begin() + static_cast<std::ptrdiff_t>(cells), levels.end()), st, steps);
+    ASSERT_TRUE(same_bits(u.owned((steps + 1) % 2), current)) << "the newest level";
+    ASSERT_TRUE(same_bits(u.owned(steps % 2), older)) << "the level before it";
+  }
+}
+
 TEST(Cycle, BadOptionsAreRejected) {
   cush::GridOptions go;
   go.halo = 4;
@@ -297,4 +371,7 @@ TEST(Cycle, BadOptionsAreRejected) {
   HostField f(g, nullptr);
   EXPECT_THROW((void)cush::advance(f, f, 1, {}, [](const HostBlock&, const HostBlock&, const Box&, std::size_t) {}),
                cush::InvalidArgument);
+  const auto in_place = [](const HostBlock&, const Box&, std::size_t) {};
+  EXPECT_THROW(cush::advance(f, 1, {1, 1, true, false}, in_place), cush::InvalidArgument);
+  EXPECT_THROW(cush::advance(f, 1, {1, 1, false, true}, in_place), cush::InvalidArgument);
 }
