@@ -53,6 +53,17 @@ struct Stencil {
   }
 };
 
+// A cross stencil on `g`'s axes of a random radius up to its depth, weight `centre` at the centre
+// and small random weights elsewhere.
+Stencil random_stencil(const Decomposition& g, double centre, std::mt19937& rng) {
+  Stencil st;
+  st.dims = g.dims();
+  st.r = std::uniform_int_distribution<std::size_t>(1, g.depth())(rng);
+  st.w.push_back(centre);
+  for (std::size_t k = 0; k < 2 * st.r * st.dims; ++k) st.w.push_back(std::uniform_real_distribution<double>(-0.1, 0.1)(rng));
+  return st;
+}
+
 // The value a cell outside a non-periodic edge holds (global coordinates, not wrapped).
 double edge_value(const Point& q) { return 0.25 + 0.001 * static_cast<double>(q[0] * 7 + q[1] * 13 + q[2] * 17); }
 
@@ -282,11 +293,7 @@ TEST(Cycle, AdvanceOnHostArraysEqualsOneStepStepping) {
   std::size_t programs = 0;
   for (int trial = 0; trial < 250; ++trial) {
     const Decomposition g = cush_test::random_grid(rng);
-    Stencil st;
-    st.dims = g.dims();
-    st.r = std::uniform_int_distribution<std::size_t>(1, g.depth())(rng);
-    st.w.push_back(0.5);
-    for (std::size_t k = 0; k < 2 * st.r * st.dims; ++k) st.w.push_back(std::uniform_real_distribution<double>(-0.1, 0.1)(rng));
+    const Stencil st = random_stencil(g, 0.5, rng);
     std::vector<double> u0(g.extent()[0] * g.extent()[1] * g.extent()[2]);
     for (double& x : u0) x = std::uniform_real_distribution<double>(-1, 1)(rng);
     const std::size_t most = g.depth() / st.r;
@@ -321,11 +328,7 @@ TEST(Cycle, AdvanceInPlaceEqualsOneStepLeapfrog) {
   std::mt19937 rng(47);
   for (int trial = 0; trial < 200; ++trial) {
     const Decomposition g = cush_test::random_grid(rng);
-    Stencil st;
-    st.dims = g.dims();
-    st.r = std::uniform_int_distribution<std::size_t>(1, g.depth())(rng);
-    st.w.push_back(1.5);
-    for (std::size_t k = 0; k < 2 * st.r * st.dims; ++k) st.w.push_back(std::uniform_real_distribution<double>(-0.1, 0.1)(rng));
+    const Stencil st = random_stencil(g, 1.5, rng);
     const std::size_t cells = g.extent()[0] * g.extent()[1] * g.extent()[2];
     std::vector<double> levels(2 * cells);  // u^-1, then u^0
     for (double& x : levels) x = std::uniform_real_distribution<double>(-1, 1)(rng);
