@@ -206,14 +206,7 @@ class GraphField : public GraphFieldBase {
   /// flight it must follow exchange_start()'s rules.
   template <class F>
   void exchange_overlapped(F&& update) {
-    exchange_start();
-    for_each([&](const GraphBlock<T>& b) {
-      if (const Range r = b.part().interior(); r.count > 0) update(b, r);
-    });
-    exchange_finish();
-    for_each([&](const GraphBlock<T>& b) {
-      if (const Range r = b.part().boundary(); r.count > 0) update(b, r);
-    });
+    around_exchange(&GraphPart::interior, update, &GraphPart::boundary, update);
   }
 
   /// The split form of PETSc's MatMult (split_columns): exchange_start(), own(block,
@@ -225,14 +218,7 @@ class GraphField : public GraphFieldBase {
   /// another order there).
   template <class Own, class Ghosts>
   void exchange_overlapped_split(Own&& own, Ghosts&& ghosts) {
-    exchange_start();
-    for_each([&](const GraphBlock<T>& b) {
-      if (const Range r = b.part().owned(); r.count > 0) own(b, r);
-    });
-    exchange_finish();
-    for_each([&](const GraphBlock<T>& b) {
-      if (const Range r = b.part().boundary(); r.count > 0) ghosts(b, r);
-    });
+    around_exchange(&GraphPart::owned, own, &GraphPart::boundary, ghosts);
   }
 
   /// The global array(s) `host` (N values in global order; with several components one such
@@ -244,6 +230,20 @@ class GraphField : public GraphFieldBase {
   void gather(std::span<T> host) { gather_bytes(host.data(), host.size_bytes()); }
 
  private:
+  using Rows = Range (GraphPart::*)() const noexcept;
+  // exchange_start(), during(block, rows) over each part's `during_rows`, exchange_finish(), then
+  // after(block, rows) over its `after_rows`; none for an empty range.
+  template <class During, class After>
+  void around_exchange(Rows during_rows, During& during, Rows after_rows, After& after) {
+    exchange_start();
+    for_each([&](const GraphBlock<T>& b) {
+      if (const Range r = (b.part().*during_rows)(); r.count > 0) during(b, r);
+    });
+    exchange_finish();
+    for_each([&](const GraphBlock<T>& b) {
+      if (const Range r = (b.part().*after_rows)(); r.count > 0) after(b, r);
+    });
+  }
   struct Alike {};
   GraphField(const GraphFieldBase& like, Alike, std::size_t components) : GraphFieldBase(like, sizeof(T), components) {}
 };

@@ -49,7 +49,7 @@ CapturedWork::CapturedWork(std::span<const StreamRef> streams, const std::functi
     CUSH_CUDA_CHECK(cudaStreamIsCapturing(streams_[k].get(), &status));
     if (status != cudaStreamCaptureStatusNone)
       throw InvalidArgument(where, "streams", "stream " + std::to_string(k) + " is already being captured");
-    fork_.emplace_back(k == 0 ? streams_[0].device() : streams_[k].device());
+    fork_.emplace_back(streams_[k].device());
     join_.emplace_back(streams_[k].device());
   }
   launched_ = Event(streams_[0].device());
