@@ -4,6 +4,7 @@
 #include "cush/cush.hpp"
 #include "harness.hpp"
 #include "matmul.hpp"
+#include "roofs.hpp"
 
 void register_scale();      // cases/scale/bench_scale.cpp
 void register_matmul();     // cases/matmul/bench_matmul.cpp
@@ -15,6 +16,7 @@ void register_rbffd();      // cases/rbffd/bench_rbffd.cpp
 
 namespace {
 void register_cases() {
+  cush_bench::register_roofs();  // the FMA and copy ceilings, for ratios within one run
   register_scale();
   register_matmul();
   register_advection();

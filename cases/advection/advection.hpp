@@ -10,9 +10,8 @@
 // |C| <= 1 on every axis, exact for C = 0 or |C| = 1, and second order in space and time for a fixed
 // simulated time. Counted as the seed counts it: 53 flops per point (27 multiplies, 26 adds).
 //
-// What is here so far: the host part (coefficients, exact solution, a host step to verify the GPU
-// variants), the GPU kernels and the single-GPU reference; the multi-GPU variants come next (see
-// cases/advection/README.md).
+// Here: the host part (coefficients, exact solution, a host step to verify the GPU variants) and
+// the three variants below (cases/advection/README.md); the kernels are in kernels.hpp.
 
 #include <cuda_runtime_api.h>
 
@@ -74,8 +73,9 @@ void step_host(std::span<const double> in, std::span<double> out, Grid grid, con
 //     v.download(out);                                 // the field now; returns when it is there
 //
 // The grid is split along z into one slab per GPU (the split both a raw CUDA programmer and
-// cush's decomposition choose for a cube on 1 and 2 GPUs). The single-GPU reference ignores
-// `gpus` and `options`; the raw variant ignores `options.depth`.
+// cush's decomposition choose for a cube on 1 and 2 GPUs). The single-GPU reference uses
+// `options.steps` only; the raw variant ignores `options.depth`. Options out of range throw
+// std::invalid_argument.
 
 /// How a step meets the halo exchange.
 enum class Schedule {
@@ -89,10 +89,16 @@ struct Options {
   /// exchange, step r of the cycle updates the owned cells and depth - 1 - r ghost layers around
   /// them, so no step needs fresher ghosts. Needs Schedule::bulk when above 1.
   std::size_t depth = 1;
+  /// Time steps one kernel launch computes (1 .. kMaxFusedSteps, launch_stencil_steps): every
+  /// variant then keeps `steps` ghost layers, fills them every `steps` steps and runs one fused
+  /// launch per cycle (the last cycle of a run may be shorter); bulk or overlapped. The raw
+  /// variant needs `steps` z planes per GPU; cush needs depth 1.
+  std::size_t steps = 1;
 };
 
 /// Single-GPU CUDA reference on gpus.cuda[0]: one ghost layer, the periodic halo filled on the GPU
-/// before every step (seed 000 §2.3.5).
+/// before every step (seed 000 §2.3.5); with options.steps = T, T ghost layers filled before
+/// every fused launch of T steps.
 class Single {
  public:
   Single(Grid grid, const std::array<double, 27>& a, const Devices& gpus, Options options = {});
@@ -107,6 +113,7 @@ class Single {
  private:
   Grid g_;
   std::array<double, 27> a_;
+  std::size_t h_;  // ghost layers: the steps a launch fuses
   int device_;
   cudaStream_t stream_ = nullptr;
   double* u_ = nullptr;
@@ -115,7 +122,8 @@ class Single {
 
 /// Multi-GPU raw CUDA: z slabs with one ghost layer; per step each GPU fills its x and y ghosts,
 /// pushes its first and last planes into its neighbours' ghost planes (cudaMemcpyPeerAsync on
-/// a second stream), and updates its slab; events order everything across the GPUs.
+/// a second stream), and updates its slab; events order everything across the GPUs. With
+/// options.steps = T: T ghost layers, T planes pushed each way, one fused launch per T steps.
 class MultiCuda {
  public:
   MultiCuda(Grid grid, const std::array<double, 27>& a, const Devices& gpus, Options options = {});
@@ -128,20 +136,21 @@ class MultiCuda {
   void download(double* out);
 
  private:
-  void step();
+  void step(std::size_t fused);
   Grid g_;
   std::array<double, 27> a_;
   std::vector<int> ids_;  // CUDA devices
   int gpus_;
   Options options_;
+  std::size_t h_;  // ghost layers: the steps a launch fuses
   std::vector<std::size_t> planes_, first_plane_;  // per GPU
   std::vector<cudaStream_t> compute_, comm_;
   std::vector<cudaEvent_t> ready_, sent_;
   std::vector<double*> u_, v_;
 };
 
-/// Multi-GPU cush: two fields on a decomposed periodic grid (cush::Field), exchange() or
-/// exchange_start()/exchange_finish() around the interior and boundary regions, deep halos.
+/// Multi-GPU cush: two fields on a decomposed periodic grid (cush::Field) stepped by
+/// cush::advance: bulk or overlapped exchanges, deep halos, fused cycles.
 class MultiCush {
  public:
   MultiCush(Grid grid, const std::array<double, 27>& a, const Devices& gpus, Options options = {});

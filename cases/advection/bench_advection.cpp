@@ -9,6 +9,12 @@
 //   deep/advection/<depth>/<g>gpu/<n>            cush with `depth` ghost layers, exchanged every depth steps
 //   exchange/advection/<g>gpu/<n>                the cush exchange alone (kSteps of them): the time an
 //                                                overlapped step can hide (seed 003's measure)
+//   temporal/advection/<T>/single/1gpu/<n>       the single reference with T steps per fused launch
+//                                                (T ghost layers filled every T steps); T = 1 is the
+//                                                one-step kernel
+//   temporal/advection_overlap/<T>/<variant>/<g>gpu/<n>  raw and cush, T steps fused per exchange of T
+//                                                layers, the interior overlapping the exchange
+// The same run's roof/fp64_fma and roof/copy rows (bench/roofs.hpp) give the ceilings.
 // Counters: GF (seed 000's 53 flops per point update), Gpts/s (point updates), GB/s (16 bytes
 // per point update: one read and one write, the roofline's count). Environment:
 // CUSH_BENCH_ADVECTION_MAX_N caps n (default 1024).
@@ -26,7 +32,7 @@
 namespace {
 
 namespace adv = cases::advection;
-constexpr std::size_t kSteps = 10;
+constexpr std::size_t kSteps = 12;  // a multiple of every fused T (1 .. 4)
 
 std::size_t max_n() {
   return cush::detail::env::size("CUSH_BENCH_ADVECTION_MAX_N");
@@ -119,6 +125,24 @@ void register_advection() {
       for (std::size_t depth : {2U, 4U, 8U})
         cush_bench::add_timed("deep/advection/" + std::to_string(depth) + on,
             [cube, g, depth](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, {adv::Schedule::bulk, depth}); });
+    }
+  }
+  for (std::size_t n : {512U, 1024U}) {
+    if (n > max_n()) continue;
+    const adv::Grid cube{n, n, n};
+    for (std::size_t t = 1; t <= adv::kMaxFusedSteps; ++t) {
+      const std::string fused = "/" + std::to_string(t);
+      const std::string size = "/" + std::to_string(n);
+      cush_bench::add_timed("temporal/advection" + fused + "/single/1gpu" + size,
+                            [cube, t](benchmark::State& s) { steps<adv::Single>(s, cube, 1, {adv::Schedule::bulk, 1, t}); });
+      for (int g = 1; g <= available; ++g) {
+        const std::string on = "/" + std::to_string(g) + "gpu" + size;
+        const adv::Options o{adv::Schedule::overlap, 1, t};
+        cush_bench::add_timed("temporal/advection_overlap" + fused + "/multi_cuda" + on,
+                              [cube, g, o](benchmark::State& s) { steps<adv::MultiCuda>(s, cube, g, o); });
+        cush_bench::add_timed("temporal/advection_overlap" + fused + "/multi_cush" + on,
+                              [cube, g, o](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, o); });
+      }
     }
   }
   for (int g = 1; g <= available; ++g) {

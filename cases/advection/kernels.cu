@@ -3,76 +3,83 @@
 // updates.
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "stencil.cuh"
+#include "stencil_steps.cuh"
 
 namespace cases {
 namespace advection {
 
 namespace {
 
-// Every ghost cell of a block with one ghost layer, on a grid periodic on every axis and held by
-// one block: each takes the interior cell it stands for, so all can be filled at once. Rows are
-// `pitch` cells apart. On padded rows it takes 0.22 ms at 1024^3 (ncu), on packed rows 0.12: there
-// an x ghost's sector also holds the owned cells read as sources, so it is already cached when
-// the ghost is stored; beside padding it must be read from memory first. (A rewrite with a face
-// per blockIdx.z took the same 0.22 ms on padded rows.)
-__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz, long pitch) {
-  const long px = nx + 2, py = ny + 2;
-  const long z_faces = 2 * px * py, y_faces = 2 * px * nz, x_faces = 2 * ny * nz;
+// The periodic source of stored index i on an axis of n owned cells after h ghost cells (one
+// wrap but where the axis has fewer cells than ghost layers).
+__device__ inline long wrapped(long i, long n, long h) {
+  long r = i - h;
+  if (r < 0) r += n;
+  else if (r >= n) r -= n;
+  if (r < 0 || r >= n) r = (r % n + n) % n;
+  return r + h;
+}
+
+// Every ghost cell of a block with h ghost layers, on a grid periodic on every axis and held by
+// one block: each takes the owned cell it stands for, so all can be filled at once. Rows are
+// `pitch` cells apart. With one layer on padded rows it takes 0.22 ms at 1024^3 (ncu), on packed
+// rows 0.12: there an x ghost's sector also holds the owned cells read as sources, so it is
+// already cached when the ghost is stored; beside padding it must be read from memory first. (A
+// rewrite with a face per blockIdx.z took the same 0.22 ms on padded rows.)
+__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz, long pitch, long h) {
+  const long px = nx + 2 * h, py = ny + 2 * h;
+  const long z_faces = 2 * h * px * py, y_faces = 2 * h * px * nz, x_faces = 2 * h * ny * nz;
   const long total = z_faces + y_faces + x_faces;
   for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < total;
        t += static_cast<long>(gridDim.x) * blockDim.x) {
     long i, j, k;
-    if (t < z_faces) {  // planes k = 0 and k = nz + 1, whole
-      const long r = t % (px * py);
-      k = t < px * py ? 0 : nz + 1;
+    if (t < z_faces) {  // the planes below and above the owned ones, whole
+      const long layer = t / (px * py), r = t % (px * py);
+      k = layer < h ? layer : nz + layer;
       i = r % px;
       j = r / px;
-    } else if (t < z_faces + y_faces) {  // rows j = 0 and j = ny + 1 of the inner planes
-      const long r = t - z_faces;
-      const long half = px * nz;
-      j = r < half ? 0 : ny + 1;
-      i = (r % half) % px;
-      k = (r % half) / px + 1;
-    } else {  // cells i = 0 and i = nx + 1 of the inner rows
-      const long r = t - z_faces - y_faces;
-      const long half = ny * nz;
-      i = r < half ? 0 : nx + 1;
-      j = (r % half) % ny + 1;
-      k = (r % half) / ny + 1;
+    } else if (t < z_faces + y_faces) {  // the rows before and after the owned ones, of the owned planes
+      const long r = t - z_faces, layer = r / (px * nz), q = r % (px * nz);
+      j = layer < h ? layer : ny + layer;
+      i = q % px;
+      k = q / px + h;
+    } else {  // the cells before and after the owned ones, of the owned rows
+      const long r = t - z_faces - y_faces, layer = r / (ny * nz), q = r % (ny * nz);
+      i = layer < h ? layer : nx + layer;
+      j = q % ny + h;
+      k = q / ny + h;
     }
-    const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
-    const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
-    const long sk = k == 0 ? nz : (k == nz + 1 ? 1 : k);
-    u[(k * py + j) * pitch + i] = u[(sk * py + sj) * pitch + si];
+    u[(k * py + j) * pitch + i] = u[(wrapped(k, nz, h) * py + wrapped(j, ny, h)) * pitch + wrapped(i, nx, h)];
   }
 }
 
-// The x and y ghosts of the stored planes [z_begin, z_end): per plane the rows j = 0 and
-// j = ny + 1 (whole, corners included) and the cells i = 0, i = nx + 1 of the inner rows. A row
-// ghost's source is an owned row, and the corner sources are owned cells, so there is no order.
-__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes, long pitch) {
-  const long px = nx + 2, py = ny + 2;
-  const long per_plane = 2 * px + 2 * ny;
+// The x and y ghosts (h layers) of the stored planes [z_begin, z_end): per plane the rows before
+// and after the owned ones (whole, corners included) and the cells before and after the owned
+// ones of the owned rows. Every source is an owned cell, so there is no order.
+__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes, long pitch, long h) {
+  const long px = nx + 2 * h, py = ny + 2 * h;
+  const long rows = 2 * h * px, per_plane = rows + 2 * h * ny;
   for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < per_plane * planes;
        t += static_cast<long>(gridDim.x) * blockDim.x) {
     const long k = z_begin + t / per_plane;
     const long r = t % per_plane;
     long i, j;
-    if (r < 2 * px) {
-      j = r < px ? 0 : ny + 1;
+    if (r < rows) {
+      const long layer = r / px;
+      j = layer < h ? layer : ny + layer;
       i = r % px;
     } else {
-      const long q = r - 2 * px;
-      i = q < ny ? 0 : nx + 1;
-      j = q % ny + 1;
+      const long layer = (r - rows) / ny;
+      i = layer < h ? layer : nx + layer;
+      j = (r - rows) % ny + h;
     }
-    const long si = i == 0 ? nx : (i == nx + 1 ? 1 : i);
-    const long sj = j == 0 ? ny : (j == ny + 1 ? 1 : j);
-    u[(k * py + j) * pitch + i] = u[(k * py + sj) * pitch + si];
+    u[(k * py + j) * pitch + i] = u[(k * py + wrapped(j, ny, h)) * pitch + wrapped(i, nx, h)];
   }
 }
 
@@ -96,27 +103,27 @@ __global__ void thin_stencil_kernel(const double* __restrict__ in, double* __res
 }  // namespace
 
 cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, double* dev, std::size_t first,
-                            std::size_t planes, bool to_device) {
+                            std::size_t planes, bool to_device, std::size_t h) {
   cudaMemcpy3DParms p{};
   // cudaPitchedPtr has no const form; a device-to-host copy writes through it, as it should.
-  const cudaPitchedPtr h = make_cudaPitchedPtr(const_cast<double*>(host) + first * nx * ny, nx * sizeof(double), nx, ny);
-  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, padded_pitch(nx) * sizeof(double), nx + 2, ny + 2);
-  p.srcPtr = to_device ? h : d;
-  p.dstPtr = to_device ? d : h;
-  (to_device ? p.dstPos : p.srcPos) = make_cudaPos(sizeof(double), 1, 1);
+  const cudaPitchedPtr hp = make_cudaPitchedPtr(const_cast<double*>(host) + first * nx * ny, nx * sizeof(double), nx, ny);
+  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, padded_pitch(nx, h) * sizeof(double), nx + 2 * h, ny + 2 * h);
+  p.srcPtr = to_device ? hp : d;
+  p.dstPtr = to_device ? d : hp;
+  (to_device ? p.dstPos : p.srcPos) = make_cudaPos(h * sizeof(double), h, h);
   p.extent = make_cudaExtent(nx * sizeof(double), ny, planes);
   p.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   return p;
 }
 
 void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
-                    cudaStream_t stream) {
+                    cudaStream_t stream, std::size_t h) {
   if (z_end <= z_begin) return;
-  const std::size_t total = (2 * (nx + 2) + 2 * ny) * (z_end - z_begin);
+  const std::size_t total = 2 * h * (nx + 2 * h + ny) * (z_end - z_begin);
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
   xy_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
                                              static_cast<long>(z_begin), static_cast<long>(z_end - z_begin),
-                                             static_cast<long>(padded_pitch(nx)));
+                                             static_cast<long>(padded_pitch(nx, h)), static_cast<long>(h));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -138,11 +145,32 @@ void launch_stencil(const double* in, double* out, const Box& box, const Coeffic
   }
 }
 
-void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream) {
-  const std::size_t total = 2 * (nx + 2) * (ny + 2) + 2 * (nx + 2) * nz + 2 * ny * nz;
+std::size_t checked_fused_steps(std::size_t steps) {
+  if (steps < 1 || steps > kMaxFusedSteps)
+    throw std::invalid_argument("cases::advection: the fused kernel computes 1 to " + std::to_string(kMaxFusedSteps) +
+                                " steps, not " + std::to_string(steps));
+  return steps;
+}
+
+void launch_stencil_steps(const double* in, double* out, const Box& box, const Coefficients& c, std::size_t steps,
+                          cudaStream_t stream) {
+  switch (checked_fused_steps(steps)) {
+    case 1: launch_stencil(in, out, box, c, stream); return;
+    case 2: launch_stencil_steps_tiles<kSteps2Config>(in, out, box, c, stream); return;
+    case 3: launch_stencil_steps_tiles<kSteps3Config>(in, out, box, c, stream); return;
+    case 4: launch_stencil_steps_tiles<kSteps4Config>(in, out, box, c, stream); return;
+    default: return;  // (checked)
+  }
+}
+
+void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream,
+                          std::size_t h) {
+  const std::size_t px = nx + 2 * h, py = ny + 2 * h;
+  const std::size_t total = 2 * h * (px * py + px * nz + ny * nz);
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
   periodic_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                                   static_cast<long>(nz), static_cast<long>(padded_pitch(nx)));
+                                                   static_cast<long>(nz), static_cast<long>(padded_pitch(nx, h)),
+                                                   static_cast<long>(h));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,8 +1,10 @@
 // Case "advection", single-GPU CUDA reference: the whole grid on one GPU with one ghost layer,
-// the periodic halo filled on the GPU before every step (seed 000 §2.3.5).
+// the periodic halo filled on the GPU before every step (seed 000 §2.3.5). With T steps fused:
+// T ghost layers, filled before every launch of T steps.
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "advection.hpp"
@@ -12,38 +14,39 @@
 namespace cases {
 namespace advection {
 
-Single::Single(Grid g, const std::array<double, 27>& a, const Devices& gpus, Options /*options*/)
-    : g_(g), a_(a), device_(gpus.cuda.at(0)) {
-  const std::size_t stored = kLead + padded_pitch(g.nx) * (g.ny + 2) * (g.nz + 2);
+Single::Single(Grid g, const std::array<double, 27>& a, const Devices& gpus, Options options)
+    : g_(g), a_(a), h_(checked_fused_steps(options.steps)), device_(gpus.cuda.at(0)) {
+  const std::size_t stored = lead(h_) + padded_pitch(g.nx, h_) * (g.ny + 2 * h_) * (g.nz + 2 * h_);
   CUSH_CUDA_CHECK(cudaSetDevice(device_));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
   CUSH_CUDA_CHECK(cudaMalloc(&u_, stored * sizeof(double)));
   CUSH_CUDA_CHECK(cudaMalloc(&v_, stored * sizeof(double)));
-  u_ += kLead;  // the first ghost cell; rows' first owned cells 128-byte aligned
-  v_ += kLead;
+  u_ += lead(h_);  // the first ghost cell; rows' first owned cells 128-byte aligned
+  v_ += lead(h_);
 }
 
 Single::~Single() {
   CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(stream_));
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_ - kLead));
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_ - kLead));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_ - lead(h_)));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_ - lead(h_)));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
 }
 
 void Single::upload(const double* in) {
-  const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, in, u_, 0, g_.nz, true);
+  const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, in, u_, 0, g_.nz, true, h_);
   CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream_));
 }
 
 void Single::run(std::size_t steps) {
   const Coefficients c = kernel_coefficients(a_);
-  const Box box{1, 1, 1, static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(g_.nz),
-                static_cast<long>(padded_pitch(g_.nx)), static_cast<long>(g_.ny + 2)};
+  const auto h = static_cast<long>(h_);
+  const Box box{h, h, h, static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(g_.nz),
+                static_cast<long>(padded_pitch(g_.nx, h_)), static_cast<long>(g_.ny + 2 * h_)};
   CUSH_CUDA_CHECK(cudaSetDevice(device_));
-  for (std::size_t s = 0; s < steps; ++s) {
-    launch_periodic_halo(u_, g_.nx, g_.ny, g_.nz, stream_);
-    launch_stencil(u_, v_, box, c, stream_);
+  for (std::size_t s = 0; s < steps; s += h_) {
+    launch_periodic_halo(u_, g_.nx, g_.ny, g_.nz, stream_, h_);
+    launch_stencil_steps(u_, v_, box, c, std::min(h_, steps - s), stream_);
     std::swap(u_, v_);
   }
 }
@@ -53,7 +56,7 @@ void Single::wait() {
 }
 
 void Single::download(double* out) {
-  const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, out, u_, 0, g_.nz, false);
+  const cudaMemcpy3DParms p = slab_copy(g_.nx, g_.ny, out, u_, 0, g_.nz, false, h_);
   CUSH_CUDA_CHECK(cudaMemcpy3DAsync(&p, stream_));
   wait();
 }

@@ -1,5 +1,6 @@
-// Case "advection": every variant and schedule against the host reference step, on odd grids
-// (sizes that fill no thread block and no z run exactly), on 1 and 2 GPUs.
+// Case "advection": the fused kernel against one-step launches bit for bit, and every variant and
+// schedule against the host reference step, on odd grids (sizes that fill no thread block and no
+// z run exactly), on every GPU count the host has.
 
 #include <gtest/gtest.h>
 
@@ -8,7 +9,13 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
+#include <cstring>
+
 #include "advection.hpp"
+#include "cush/error.hpp"
+#include "kernels.hpp"
 #include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -51,20 +58,106 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
 
 const std::array<double, 27> kCoefficients = adv::coefficients({1.0, -0.7, 0.4}, {0.9, 0.9, 0.9});
 
+// A device buffer of `cells` doubles, freed at the end of the scope.
+struct DeviceBuffer {
+  double* p = nullptr;
+  explicit DeviceBuffer(std::size_t cells) { CUSH_CUDA_CHECK(cudaMalloc(&p, cells * sizeof(double))); }
+  ~DeviceBuffer() { CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(p)); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+adv::Box grown(adv::Box b, long by) {
+  b.x0 -= by;
+  b.y0 -= by;
+  b.z0 -= by;
+  b.nx += 2 * by;
+  b.ny += 2 * by;
+  b.nz += 2 * by;
+  return b;
+}
+
+// launch_stencil_steps(T) on `box` of an array of random values (ghosts too) against T
+// launch_stencil calls on boxes shrinking by a cell a step; the box's cells must have the same
+// bytes, and the cells around it must be left alone.
+void check_fused(adv::Box box, std::size_t steps, long offset) {
+  const std::size_t cells = static_cast<std::size_t>(offset + box.pitch_x * box.pitch_y * (box.z0 + box.nz + 8));
+  std::vector<double> in(cells), out(cells, NAN), want(cells, NAN);
+  cush_test::fill_random(std::span<double>(in));
+  DeviceBuffer a(cells), b(cells), d(cells), c(cells), fused(cells);  // b, d: the levels between
+  CUSH_CUDA_CHECK(cudaMemcpy(a.p, in.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+  CUSH_CUDA_CHECK(cudaMemcpy(fused.p, out.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+  CUSH_CUDA_CHECK(cudaMemcpy(c.p, out.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+  const adv::Coefficients k = adv::kernel_coefficients(kCoefficients);
+  adv::launch_stencil_steps(a.p + offset, fused.p + offset, box, k, steps, nullptr);
+  const double* from = a.p;
+  for (std::size_t s = 0; s < steps; ++s) {
+    double* to = s + 1 == steps ? c.p : (s % 2 == 0 ? b.p : d.p);
+    adv::launch_stencil(from + offset, to + offset, grown(box, static_cast<long>(steps - 1 - s)), k, nullptr);
+    from = to;
+  }
+  CUSH_CUDA_CHECK(cudaDeviceSynchronize());
+  CUSH_CUDA_CHECK(cudaMemcpy(out.data(), fused.p, cells * sizeof(double), cudaMemcpyDeviceToHost));
+  CUSH_CUDA_CHECK(cudaMemcpy(want.data(), c.p, cells * sizeof(double), cudaMemcpyDeviceToHost));
+  const std::string what = std::to_string(steps) + " steps on " + std::to_string(box.nx) + "x" + std::to_string(box.ny) +
+                           "x" + std::to_string(box.nz) + " at (" + std::to_string(box.x0) + ", " +
+                           std::to_string(box.y0) + ", " + std::to_string(box.z0) + "), offset " + std::to_string(offset);
+  std::size_t bad = 0, outside = 0;
+  for (long z = 0; z < box.z0 + box.nz + 8; ++z)
+    for (long y = 0; y < box.pitch_y; ++y)
+      for (long x = 0; x < box.pitch_x; ++x) {
+        const std::size_t i = static_cast<std::size_t>(offset + (z * box.pitch_y + y) * box.pitch_x + x);
+        const bool inside = x >= box.x0 && x < box.x0 + box.nx && y >= box.y0 && y < box.y0 + box.ny && z >= box.z0 &&
+                            z < box.z0 + box.nz;
+        if (!inside) {
+          outside += std::isnan(out[i]) ? 0 : 1;
+        } else if (std::memcmp(&out[i], &want[i], sizeof(double)) != 0 && bad++ < 5) {
+          ADD_FAILURE() << what << ": cell (" << x << ", " << y << ", " << z << ") is " << out[i] << ", expected "
+                        << want[i];
+        }
+      }
+  EXPECT_EQ(bad, 0U) << what;
+  EXPECT_EQ(outside, 0U) << what << ": cells outside the box written";
+}
 
 }  // namespace
+
+// The fused kernel gives the bits of one-step launches for every T, on boxes that fill no tile,
+// no strip and no z run, start anywhere in a row (aligned or not), are one cell thin, or are
+// split into many z runs with a short last one.
+TEST(CaseAdvection, FusedKernelEqualsOneStepLaunchesBitForBit) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  for (std::size_t steps = 1; steps <= adv::kMaxFusedSteps; ++steps) {
+    const long h = static_cast<long>(steps);
+    // pitch: padded to 16 cells (aligned tiles) or odd; offset: the first ghost cell's place.
+    for (const auto& [nx, ny, nz, pitch_pad, offset] :
+         std::vector<std::array<long, 5>>{{1, 1, 1, 16, 0}, {37, 19, 13, 16, 16 - 4}, {37, 19, 13, 0, 3},
+                                          {130, 3, 5, 16, 5}, {2, 70, 9, 0, 0}, {65, 17, 1, 16, 16 - h}}) {
+      const long pitch_x = pitch_pad == 0 ? nx + 2 * h + 1 : (nx + 2 * h + 15) / 16 * 16;
+      check_fused(adv::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset);
+    }
+    // A box inside a larger array, not at its start.
+    check_fused(adv::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80, 30}, steps, 16 - h);
+  }
+  // Many z runs (2079 blocks of 16 planes), the last one 4 planes.
+  check_fused(adv::Box{2, 2, 2, 520, 520, 100, 528, 524}, 2, 14);
+}
 
 TEST(CaseAdvection, SingleGpuMatchesTheHostStep) {
   CUSH_REQUIRE_GPUS(1);
   for (const adv::Grid g : {adv::Grid{1, 1, 1}, adv::Grid{3, 5, 2}, adv::Grid{17, 9, 23}, adv::Grid{33, 31, 20}}) {
     std::vector<double> in(g.points());
     cush_test::fill_random(std::span<double>(in));
-    for (std::size_t steps : {0U, 1U, 4U}) {
-      const std::string what = "single " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
-                               std::to_string(g.nz) + ", " + std::to_string(steps) + " steps";
-      expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), {}, steps, steps / 2), host_steps(in, g, kCoefficients, steps),
-                  what);
-    }
+    for (std::size_t steps : {0U, 1U, 4U, 7U})
+      for (std::size_t fused = 1; fused <= adv::kMaxFusedSteps; ++fused) {
+        const std::string what = "single " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                                 std::to_string(g.nz) + ", " + std::to_string(steps) + " steps, " +
+                                 std::to_string(fused) + " fused";
+        expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), {adv::Schedule::bulk, 1, fused},
+                                           steps, steps / 2),
+                    host_steps(in, g, kCoefficients, steps), what);
+      }
   }
 }
 
@@ -89,6 +182,14 @@ void check_multi_gpu(adv::Grid g, const cases::Devices& gpus, std::size_t steps,
     expect_near(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, {adv::Schedule::bulk, depth}, steps, first), want,
                 "cush depth " + std::to_string(depth) + " " + on);
   }
+  for (std::size_t fused : {2U, 3U})
+    for (adv::Schedule s : {adv::Schedule::bulk, adv::Schedule::overlap}) {
+      if (planes < fused || g.nx < fused || g.ny < fused) continue;
+      const std::string name = std::string(s == adv::Schedule::bulk ? "bulk" : "overlap") + ", " + std::to_string(fused) + " steps fused, ";
+      const adv::Options o{s, 1, fused};
+      expect_near(gpu_steps<adv::MultiCuda>(in, g, kCoefficients, gpus, o, steps, first), want, "raw " + name + on);
+      expect_near(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, o, steps, first), want, "cush " + name + on);
+    }
 }
 
 }  // namespace
@@ -116,6 +217,14 @@ TEST(CaseAdvection, BadOptionsAreRejected) {
   const cases::Devices one = cases::Devices::first(1);
   EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::overlap, 2}), std::invalid_argument);
   EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::bulk, 0}), std::invalid_argument);
+  for (std::size_t steps : {std::size_t{0}, adv::kMaxFusedSteps + 1}) {
+    const adv::Options o{adv::Schedule::bulk, 1, steps};
+    EXPECT_THROW(adv::Single(g, kCoefficients, one, o), std::invalid_argument);
+    EXPECT_THROW(adv::MultiCuda(g, kCoefficients, one, o), std::invalid_argument);
+    EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, o), std::invalid_argument);
+  }
+  EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::bulk, 2, 2}), std::invalid_argument);
+  EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 3}, kCoefficients, one, {adv::Schedule::bulk, 1, 4}), std::invalid_argument);
   const cases::Devices two{{0, 0}, {0, 0}};  // rejected before any device is used
   EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 1}, kCoefficients, two, {}), std::invalid_argument);
 }
@@ -130,11 +239,12 @@ TEST(CaseAdvection, CushVariantFailsCleanlyAtEveryCheckedCall) {
   std::vector<double> in(g.points());
   cush_test::fill_random(std::span<double>(in));
   for (const adv::Options o : {adv::Options{adv::Schedule::bulk, 1}, adv::Options{adv::Schedule::overlap, 1},
-                               adv::Options{adv::Schedule::bulk, 2}}) {
+                               adv::Options{adv::Schedule::bulk, 2}, adv::Options{adv::Schedule::overlap, 1, 2}}) {
     cush_test::SameAsFirst<std::vector<double>> same("advection, cush");
     const auto steps = [&] { same(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, o, 3, 1)); };
     cush_test::walk_faults(std::string("advection, cush variant, ") +
-                               (o.schedule == adv::Schedule::bulk ? "bulk" : "overlap") + ", depth " + std::to_string(o.depth),
+                               (o.schedule == adv::Schedule::bulk ? "bulk" : "overlap") + ", depth " + std::to_string(o.depth) +
+                               ", " + std::to_string(o.steps) + " steps fused",
                            steps, steps);
   }
 }

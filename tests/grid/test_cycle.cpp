@@ -275,13 +275,6 @@ std::pair<std::vector<double>, std::vector<double>> leapfrog_reference(const Dec
   return {prev, cur};
 }
 
-// advance() instantiated with the library's Field, so that it compiles against it (no GPU test
-// runs it yet).
-[[maybe_unused]] cush::Field<double>& advance_fields(cush::Field<double>& a, cush::Field<double>& b) {
-  cush::advance(a, 1, {}, [](const cush::Block<double>&, const Box&, std::size_t) {});
-  return cush::advance(a, b, 1, {}, [](const cush::Block<double>&, const cush::Block<double>&, const Box&, std::size_t) {});
-}
-
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }

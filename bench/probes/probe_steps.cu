@@ -1,0 +1,170 @@
+// Diagnostics behind the fused advection kernel (cases/advection/stencil_steps.cuh,
+// docs/results/temporal.md): times tile shapes of the fused kernel for T = 2, 3, 4 steps per
+// launch on an n^3 FP64 grid with 4 ghost layers (rows padded to 16 cells, owned cells aligned),
+// against the one-step kernel and against the same run's ceilings: the copy bandwidth B (R1 =
+// B / 16 bytes, the one-step roofline) and the FP64 FMA rate F (F / 27, the cap of any kernel
+// evaluating the 27 terms). Every shape's output is compared bit for bit with T one-step
+// launches. Not a benchmark: it prints a table and exits.
+//
+//   usage: probe_steps [n (default 1024)] [repetitions (default 10)]
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "advection.hpp"
+#include "cush/error.hpp"
+#include "kernels.hpp"
+#include "roofs.hpp"
+#include "stencil_steps.cuh"  // launch_stencil_steps_tiles: other shapes than the case's
+
+namespace adv = cases::advection;
+
+namespace {
+
+constexpr long kHalo = 4;
+
+__global__ void fill_kernel(double* u, long cells, unsigned long long seed) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x) {
+    unsigned long long h = (static_cast<unsigned long long>(i) + seed) * 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 32;
+    u[i] = static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
+  }
+}
+
+__global__ void copy_kernel(const double* __restrict__ in, double* __restrict__ out, long cells) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x)
+    out[i] = in[i];
+}
+
+// Cells of `box` where a and b differ bit for bit.
+__global__ void diff_kernel(const double* a, const double* b, adv::Box box, unsigned long long* bad) {
+  const long cells = box.nx * box.ny * box.nz;
+  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < cells; t += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long x = t % box.nx, y = (t / box.nx) % box.ny, z = t / (box.nx * box.ny);
+    const long at = ((z + box.z0) * box.pitch_y + y + box.y0) * box.pitch_x + x + box.x0;
+    if (__double_as_longlong(a[at]) != __double_as_longlong(b[at])) atomicAdd(bad, 1ULL);
+  }
+}
+
+template <class F>
+double median_ms(F launch, int reps) {
+  cudaEvent_t a, b;
+  CUSH_CUDA_CHECK(cudaEventCreate(&a));
+  CUSH_CUDA_CHECK(cudaEventCreate(&b));
+  for (int i = 0; i < 2; ++i) launch();
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    CUSH_CUDA_CHECK(cudaEventRecord(a));
+    launch();
+    CUSH_CUDA_CHECK(cudaEventRecord(b));
+    CUSH_CUDA_CHECK(cudaEventSynchronize(b));
+    float t = 0;
+    CUSH_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  CUSH_CUDA_CHECK(cudaEventDestroy(a));
+  CUSH_CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+adv::Box grown(adv::Box b, long by) {
+  b.x0 -= by;
+  b.y0 -= by;
+  b.z0 -= by;
+  b.nx += 2 * by;
+  b.ny += 2 * by;
+  b.nz += 2 * by;
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long n = argc > 1 ? std::atol(argv[1]) : 1024;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 10;
+  const adv::Coefficients c = adv::kernel_coefficients(adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9}));
+  const long pitch = static_cast<long>(adv::padded_pitch(static_cast<std::size_t>(n), kHalo));
+  const adv::Box box{kHalo, kHalo, kHalo, n, n, n, pitch, n + 2 * kHalo};
+  const long cells = pitch * (n + 2 * kHalo) * (n + 2 * kHalo);
+  const long lead = static_cast<long>(adv::lead(kHalo));
+  std::vector<double*> buffers(5);  // in, out, two levels between, the reference
+  for (double*& b : buffers) {
+    CUSH_CUDA_CHECK(cudaMalloc(&b, (lead + cells) * sizeof(double)));
+    b += lead;  // owned cells of every row on a 128-byte boundary
+  }
+  double* in = buffers[0];
+  double* out = buffers[1];
+  double* reference = buffers[4];
+  fill_kernel<<<4096, 256>>>(in, cells, 12345);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+  unsigned long long* bad = nullptr;
+  CUSH_CUDA_CHECK(cudaMalloc(&bad, sizeof(*bad)));
+  double* sink = nullptr;
+  CUSH_CUDA_CHECK(cudaMalloc(&sink, sizeof(double)));
+
+  const double points = static_cast<double>(n) * n * n;
+  const double copy_ms = median_ms([&] { copy_kernel<<<4096, 512>>>(in, out, cells); }, reps);
+  const double copy_gbs = 16.0 * cells / copy_ms / 1e6;
+  double fmas = 0;
+  const double fma_ms = median_ms([&] { fmas = cush_bench::launch_fp64_fmas(sink, nullptr); }, reps);
+  const double gfmas = fmas / fma_ms / 1e6;
+  const double r1 = copy_gbs / 16, f27 = gfmas / 27;
+  std::printf("probe_steps: %ld^3 FP64, %ld ghost layers, %d repetitions, median per launch\n", n, kHalo, reps);
+  std::printf("copy %.0f GB/s: R1 = %.1f G updates/s; FP64 FMA %.0f G/s: F/27 = %.1f G updates/s\n\n", copy_gbs, r1,
+              gfmas, f27);
+  std::printf("| kernel | T | ms per launch | G updates/s | x R1 | x F/27 | differing cells |\n|---|---:|---:|---:|---:|---:|---:|\n");
+  for (long t = 1; t <= 4; ++t) {
+    // The reference: t one-step launches on boxes shrinking by a cell a step.
+    const double* from = in;
+    for (long s = 0; s < t; ++s) {
+      double* to = s + 1 == t ? reference : buffers[2 + s % 2];
+      adv::launch_stencil(from, to, grown(box, t - 1 - s), c, nullptr);
+      from = to;
+    }
+    CUSH_CUDA_CHECK(cudaDeviceSynchronize());
+    auto report = [&](const std::string& name, auto launch) {
+      CUSH_CUDA_CHECK(cudaMemset(out - lead, 0xff, (lead + cells) * sizeof(double)));  // NaN everywhere
+      launch();
+      CUSH_CUDA_CHECK(cudaMemset(bad, 0, sizeof(*bad)));
+      diff_kernel<<<4096, 256>>>(out, reference, box, bad);
+      CUSH_CUDA_CHECK(cudaGetLastError());
+      unsigned long long differing = 0;
+      CUSH_CUDA_CHECK(cudaMemcpy(&differing, bad, sizeof(differing), cudaMemcpyDeviceToHost));
+      const double ms = median_ms(launch, reps);
+      const double rate = points * static_cast<double>(t) / ms / 1e6;
+      std::printf("| %s | %ld | %.3f | %.1f | %.2f | %.2f | %llu |\n", name.c_str(), t, ms, rate, rate / r1, rate / f27,
+                  differing);
+      std::fflush(stdout);
+    };
+    report("launch_stencil_steps (the case's choice)",
+           [&] { adv::launch_stencil_steps(in, out, box, c, static_cast<std::size_t>(t), nullptr); });
+    // Shapes: X x Y threads, R rows a strip; "min b": at least b blocks an SM (registers capped);
+    // "unroll u": the plane loop unrolled u times.
+    auto shapes = [&]<int T>() {
+      using adv::StepsConfig;
+      report("64x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("32x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("32x4 R4 min 4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 4>>(in, out, box, c, nullptr); });
+      report("32x4 R4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 3>>(in, out, box, c, nullptr); });
+      report("32x4 R4 min 4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 4, 3>>(in, out, box, c, nullptr); });
+      report("64x2 R4 min 4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 2, 4, T, 3, 4>>(in, out, box, c, nullptr); });
+      report("32x4 R2 min 4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 2, T, 3, 4>>(in, out, box, c, nullptr); });
+      report("32x2 R4 min 8", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 2, 4, T, 3, 8>>(in, out, box, c, nullptr); });
+    };
+    if (t == 2) shapes.template operator()<2>();
+    if (t == 3) shapes.template operator()<3>();
+    if (t == 4) shapes.template operator()<4>();
+  }
+  for (double* b : buffers) CUSH_CUDA_CHECK(cudaFree(b - lead));
+  CUSH_CUDA_CHECK(cudaFree(bad));
+  CUSH_CUDA_CHECK(cudaFree(sink));
+  return 0;
+}

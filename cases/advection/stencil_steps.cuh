@@ -1,0 +1,233 @@
+#pragma once
+// Case "advection": the fused kernel, T time steps of the 27-point stencil per trip through
+// memory (2.5D temporal blocking), a template over its tile shape so that
+// bench/probes/probe_stencil.cu can time shapes against each other.
+//
+// A block owns a tile of X x (Y * R) output columns and streams z planes through it, like the
+// one-step kernel (stencil.cuh). Input planes (time level 0) arrive in a ring of S shared-memory
+// slots by asynchronous copies, on the tile grown by T cells on every side. Stage s = 1 .. T
+// turns level s - 1 into level s on the tile grown by T - s cells: each thread owns strips of R
+// neighbouring cells in y, adds every arriving plane of level s - 1 to the three planes of level
+// s it touches (27 FMAs per cell, in the one-step kernel's order: below, here, above; within a
+// plane by row, then column), and hands the completed plane to stage s + 1 through one plane of
+// shared memory; stage T stores to global memory. So level s of plane q is finished T - s planes
+// after the input plane q + s arrived, and each launch leaves its box at one time level, as an
+// exchange needs. Every cell of every level is the same FMA chain as in the one-step kernel, so
+// a launch of T steps gives the bits of T one-step launches.
+//
+// The price: each stage computes its grown tile (redundancy), and each z run re-reads T planes
+// at either end. docs/results/temporal.md has the measurements.
+
+#include <cuda_pipeline.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include "cush/error.hpp"
+#include "kernels.hpp"
+
+namespace cases {
+namespace advection {
+
+/// A fused tile: X * Y threads, R rows per strip, T steps, S ring slots for the input planes; at
+/// least `MinBlocks` blocks resident per SM (registers capped to fit), the plane loop unrolled
+/// `Unroll` times (so that the partial sums' hand-over between planes needs no register moves).
+template <int X, int Y, int R, int T, int S = 3, int MinBlocks = 1, int Unroll = 1>
+struct StepsConfig {
+  static_assert(T >= 1 && S >= 2);
+  static constexpr int kX = X, kY = Y, kR = R, kT = T, kS = S, kMinBlocks = MinBlocks, kUnroll = Unroll;
+  static constexpr int kThreads = X * Y;
+  static constexpr int kRows = Y * R;  // output rows of a tile
+  /// Level l (0 = the input, T = the output) covers the tile grown by T - l cells.
+  __host__ __device__ static constexpr int width(int level) { return X + 2 * (T - level); }
+  __host__ __device__ static constexpr int height(int level) { return kRows + 2 * (T - level); }
+  /// Stage s computes level s in strips of R rows: groups(s) of them per column.
+  __host__ __device__ static constexpr int groups(int s) { return (height(s) + R - 1) / R; }
+  __host__ __device__ static constexpr int strips(int s) { return width(s) * groups(s); }
+  __host__ __device__ static constexpr int per_thread(int s) { return (strips(s) + kThreads - 1) / kThreads; }
+  /// Rows of a level's plane in shared memory: those written (a strip's rows past the level's
+  /// height, loaded input rows) or read by the next stage, whichever are more.
+  __host__ __device__ static constexpr int rows(int level) {
+    const int written = level == 0 ? height(0) : groups(level) * R;
+    const int read = level < T ? groups(level + 1) * R + 2 : 0;
+    return written > read ? written : read;
+  }
+  __host__ __device__ static constexpr int cells(int level) { return width(level) * rows(level); }
+  /// Where a level's plane starts in shared memory: the S input slots first, then levels 1 .. T - 1.
+  __host__ __device__ static constexpr int offset(int level) {
+    int o = S * cells(0);
+    for (int l = 1; l < level; ++l) o += cells(l);
+    return o;
+  }
+  static constexpr int kSharedCells = offset(T);
+  static constexpr int kLoads = (cells(0) + kThreads - 1) / kThreads;
+};
+
+/// The fused shapes the case uses, per number of steps (T = 1 is the one-step kernel of
+/// stencil.cuh): 128 threads for T = 2 and 3 (3 blocks an SM, against 1 of 256), 256 for T = 4
+/// (less redundancy). docs/results/temporal.md compares others (bench/probes/probe_steps.cu).
+using kSteps2Config = StepsConfig<32, 4, 4, 2>;
+using kSteps3Config = StepsConfig<32, 4, 4, 3>;
+using kSteps4Config = StepsConfig<64, 4, 4, 4>;
+
+/// Stage s of a fused tile: this thread's strips of level s, each with the partial sums of the
+/// two planes (below and here) that the next arriving plane of level s - 1 still adds to.
+template <class C, int s>
+struct FusedStage {
+  static constexpr int K = C::per_thread(s), R = C::kR, W = C::width(s), W_in = C::width(s - 1);
+  double below[K][R] = {}, here[K][R] = {};
+
+  /// Adds plane `in` of level s - 1 (rows W_in apart) to every strip; done(column, group, hi)
+  /// takes each strip's completed plane (the one below `in`).
+  template <class Done>
+  __device__ __forceinline__ void add(const double* in, const Coefficients& c, int tid, Done&& done) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int i = tid + k * C::kThreads;
+      if (k > 0 && i >= C::strips(s)) continue;  // k = 0 always has one: strips(s) >= strips(T) = kThreads
+      const int column = i % W, group = i / W;
+      const double* t = in + group * R * W_in + column;
+      double above[R], hi[R];
+#pragma unroll
+      for (int o = 0; o < R; ++o) {
+        above[o] = 0;
+        hi[o] = below[k][o];
+      }
+#pragma unroll
+      for (int r = 0; r < R + 2; ++r)
+#pragma unroll
+        for (int x = 0; x < 3; ++x) {
+          const double u = t[r * W_in + x];
+#pragma unroll
+          for (int o = 0; o < R; ++o) {
+            const int j = r - o;
+            if (j < 0 || j > 2) continue;
+            above[o] = fma(c.a[3 * j + x], u, above[o]);          // the plane below output q + 1
+            here[k][o] = fma(c.a[9 + 3 * j + x], u, here[k][o]);  // at output q
+            hi[o] = fma(c.a[18 + 3 * j + x], u, hi[o]);           // above output q - 1, now complete
+          }
+        }
+      done(column, group, hi);
+#pragma unroll
+      for (int o = 0; o < R; ++o) {
+        below[k][o] = here[k][o];
+        here[k][o] = above[o];
+      }
+    }
+  }
+};
+
+/// Stages s .. T: each hands its completed plane to the next through shared memory.
+template <class C, int s = 1, bool last = (s == C::kT)>
+struct FusedStages {
+  FusedStage<C, s> stage;
+  FusedStages<C, s + 1> rest;
+  template <class Store>
+  __device__ __forceinline__ void add(const double* in, double* shared, const Coefficients& c, int tid, Store&& store) {
+    double* level = shared + C::offset(s);
+    stage.add(in, c, tid, [&](int column, int group, const double(&hi)[C::kR]) {
+#pragma unroll
+      for (int o = 0; o < C::kR; ++o) level[(group * C::kR + o) * C::width(s) + column] = hi[o];
+    });
+    __syncthreads();  // level s complete for stage s + 1; stage s + 1 done with its last plane
+    rest.add(level, shared, c, tid, store);
+  }
+};
+
+template <class C, int s>
+struct FusedStages<C, s, true> {
+  FusedStage<C, s> stage;
+  template <class Store>
+  __device__ __forceinline__ void add(const double* in, double*, const Coefficients& c, int tid, Store&& store) {
+    stage.add(in, c, tid, store);
+  }
+};
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
+    stencil_steps_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c, int run,
+                         int shift) {
+  constexpr int T = C::kT, R = C::kR, W0 = C::width(0);
+  extern __shared__ double shared[];
+  const int tid = threadIdx.x;
+  const long x0 = box.x0 - shift + blockIdx.x * static_cast<long>(C::kX);  // tiles start aligned
+  const long y0 = box.y0 + blockIdx.y * static_cast<long>(C::kRows);
+  const long x_last = box.x0 + box.nx, y_last = box.y0 + box.ny;
+  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
+  const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
+  const long sz = box.pitch_x * box.pitch_y;
+  // Level 0's cell (lx, ly) is the stored cell (x0 - T + lx, y0 - T + ly); cells beyond the box
+  // grown by T read the nearest one inside (their levels feed no stored cell).
+  int offset[C::kLoads];
+#pragma unroll
+  for (int k = 0; k < C::kLoads; ++k) {
+    const int e = tid + k * C::kThreads < C::cells(0) ? tid + k * C::kThreads : C::cells(0) - 1;
+    long gx = x0 - T + e % W0, gy = y0 - T + e / W0;
+    gx = gx < box.x0 - T ? box.x0 - T : (gx < x_last + T ? gx : x_last + T - 1);
+    gy = gy < box.y0 - T ? box.y0 - T : (gy < y_last + T ? gy : y_last + T - 1);
+    offset[k] = static_cast<int>(gy * box.pitch_x + gx);
+  }
+  const long first = z_begin - T;  // the first input plane
+  auto fetch = [&](long z) {       // input plane z into its ring slot; always commits a group
+    if (z < z_end + T) {
+      double* slot = shared + (z - first) % C::kS * C::cells(0);
+      const double* plane = in + z * sz;
+#pragma unroll
+      for (int k = 0; k < C::kLoads; ++k)
+        if (tid + k * C::kThreads < C::cells(0))
+          __pipeline_memcpy_async(slot + tid + k * C::kThreads, plane + offset[k], sizeof(double));
+    }
+    __pipeline_commit();
+  };
+  for (int s = 0; s < C::kS - 1; ++s) fetch(first + s);
+
+  FusedStages<C> stages;
+#pragma unroll(C::kUnroll)
+  for (long p = first; p < z_end + T; ++p) {
+    __pipeline_wait_prior(C::kS - 2);  // input plane p has landed (for this thread's copies)
+    __syncthreads();                   // ... and for everyone's; all are done with plane p - 1
+    fetch(p + C::kS - 1);              // into plane p - 1's slot
+    const long q = p - T;              // the output plane stage T completes now
+    stages.add(shared + (p - first) % C::kS * C::cells(0), shared, c, tid,
+               [&](int column, int group, const double(&hi)[R]) {
+                 const long x = x0 + column;
+                 if (q < z_begin || x < box.x0 || x >= x_last) return;
+                 double* o = out + q * sz + x;
+#pragma unroll
+                 for (int r = 0; r < R; ++r)
+                   if (y0 + group * R + r < y_last) o[(y0 + group * R + r) * box.pitch_x] = hi[r];
+               });
+  }
+}
+
+/// Launches the fused kernel of shape C over `box` (tiles aligned as launch_stencil_tiles'; z
+/// runs as long as leave 2048 blocks, each re-reading 2 T planes).
+template <class C>
+void launch_stencil_steps_tiles(const double* in, double* out, const Box& box, const Coefficients& c,
+                                cudaStream_t stream) {
+  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+  if (box.pitch_x * (box.pitch_y + 2 * C::kT) >= (1L << 31))
+    throw std::invalid_argument("cases::advection: planes of 2^31 cells or more are beyond the fused kernel");
+  constexpr long kLine = 128 / sizeof(double);
+  const long shift = box.pitch_x % kLine == 0
+                         ? static_cast<long>(reinterpret_cast<std::uintptr_t>(out + box.x0) % 128 / sizeof(double))
+                         : 0;
+  const long tiles_x = (box.nx + shift + C::kX - 1) / C::kX;
+  const long columns = tiles_x * ((box.ny + C::kRows - 1) / C::kRows);
+  long run = 128;
+  while (run > 1 && columns * ((box.nz + run - 1) / run) < 2048) run /= 2;
+  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>((box.ny + C::kRows - 1) / C::kRows),
+                  static_cast<unsigned>((box.nz + run - 1) / run));
+  constexpr std::size_t bytes = sizeof(double) * C::kSharedCells;
+  if constexpr (bytes > 48 * 1024)  // above the default limit it must be asked for (per device)
+    CUSH_CUDA_CHECK(cudaFuncSetAttribute(stencil_steps_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(bytes)));
+  stencil_steps_kernel<C><<<grid, C::kThreads, bytes, stream>>>(in, out, box, c, static_cast<int>(run),
+                                                                 static_cast<int>(shift));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace advection
+}  // namespace cases
