@@ -20,7 +20,8 @@
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "roofs.hpp"
-#include "stencil_steps.cuh"  // launch_stencil_steps_tiles: other shapes than the case's
+#include "stencil_skewed.cuh"  // launch_stencil_skewed_tiles: other shapes than the case's
+#include "stencil_steps.cuh"   // launch_stencil_steps_tiles: the same
 
 namespace adv = cases::advection;
 
@@ -146,18 +147,21 @@ int main(int argc, char** argv) {
     };
     report("launch_stencil_steps (the case's choice)",
            [&] { adv::launch_stencil_steps(in, out, box, c, static_cast<std::size_t>(t), nullptr); });
+    if (t == 1) continue;
     // Shapes: X x Y threads, R rows a strip; "min b": at least b blocks an SM (registers capped);
-    // "unroll u": the plane loop unrolled u times.
+    // "unroll u": the plane loop unrolled u times; "skewed": one barrier a plane.
     auto shapes = [&]<int T>() {
       using adv::StepsConfig;
-      report("64x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
-      report("32x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
-      report("32x4 R4 min 4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 4>>(in, out, box, c, nullptr); });
-      report("32x4 R4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 3>>(in, out, box, c, nullptr); });
-      report("32x4 R4 min 4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 4, 3>>(in, out, box, c, nullptr); });
-      report("64x2 R4 min 4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 2, 4, T, 3, 4>>(in, out, box, c, nullptr); });
-      report("32x4 R2 min 4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 2, T, 3, 4>>(in, out, box, c, nullptr); });
-      report("32x2 R4 min 8", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 2, 4, T, 3, 8>>(in, out, box, c, nullptr); });
+      report("staged 64x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 3>>(in, out, box, c, nullptr); });
+      report("skewed 64x4 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("skewed 32x4 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("skewed 32x4 R4 min 3", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T, 3, 3>>(in, out, box, c, nullptr); });
+      report("skewed 64x2 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 2, 4, T>>(in, out, box, c, nullptr); });
+      report("skewed 32x8 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 8, 4, T>>(in, out, box, c, nullptr); });
+      report("skewed 64x2 R8", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 2, 8, T>>(in, out, box, c, nullptr); });
+      report("skewed 32x4 R4 unroll 2", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T, 3, 1, 2>>(in, out, box, c, nullptr); });
     };
     if (t == 2) shapes.template operator()<2>();
     if (t == 3) shapes.template operator()<3>();

@@ -9,6 +9,7 @@
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "stencil.cuh"
+#include "stencil_skewed.cuh"
 #include "stencil_steps.cuh"
 
 namespace cases {
@@ -152,13 +153,24 @@ std::size_t checked_fused_steps(std::size_t steps) {
   return steps;
 }
 
+namespace {
+template <class C>
+void launch_fused(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream,
+                  FusedSchedule schedule, FusedSchedule best) {
+  if ((schedule == FusedSchedule::best ? best : schedule) == FusedSchedule::skewed)
+    launch_stencil_skewed_tiles<C>(in, out, box, c, stream);
+  else
+    launch_stencil_steps_tiles<C>(in, out, box, c, stream);
+}
+}  // namespace
+
 void launch_stencil_steps(const double* in, double* out, const Box& box, const Coefficients& c, std::size_t steps,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, FusedSchedule schedule) {
   switch (checked_fused_steps(steps)) {
     case 1: launch_stencil(in, out, box, c, stream); return;
-    case 2: launch_stencil_steps_tiles<kSteps2Config>(in, out, box, c, stream); return;
-    case 3: launch_stencil_steps_tiles<kSteps3Config>(in, out, box, c, stream); return;
-    case 4: launch_stencil_steps_tiles<kSteps4Config>(in, out, box, c, stream); return;
+    case 2: launch_fused<kSteps2Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
+    case 3: launch_fused<kSteps3Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
+    case 4: launch_fused<kSteps4Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
     default: return;  // (checked)
   }
 }

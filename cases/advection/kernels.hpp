@@ -71,13 +71,18 @@ constexpr std::size_t kMaxFusedSteps = 4;
 /// `steps`, or std::invalid_argument if outside 1 .. kMaxFusedSteps.
 std::size_t checked_fused_steps(std::size_t steps);
 
+/// How the fused kernel orders its stages: one after another on each plane, a barrier between
+/// them (stencil_steps.cuh), or skewed by a plane, one barrier a plane (stencil_skewed.cuh); the
+/// same bits. `best`: the faster on an H200 for each number of steps (docs/results/temporal.md).
+enum class FusedSchedule { best, staged, skewed };
+
 /// out = `steps` (1 .. kMaxFusedSteps) applications of the stencil to in over `box`, in one
-/// kernel that keeps the intermediate time levels in shared memory (stencil_steps.cuh): `steps`
-/// layers around the box must be valid in `in`. Bit for bit the values of `steps` launch_stencil
-/// calls, each on the box grown by the steps still to come. Throws std::invalid_argument for
-/// steps 0 or above kMaxFusedSteps.
+/// kernel that keeps the intermediate time levels in shared memory: `steps` layers around the
+/// box must be valid in `in`. Bit for bit the values of `steps` launch_stencil calls, each on the
+/// box grown by the steps still to come. Throws std::invalid_argument for steps 0 or above
+/// kMaxFusedSteps. One step is launch_stencil, whatever the schedule.
 void launch_stencil_steps(const double* in, double* out, const Box& box, const Coefficients& c, std::size_t steps,
-                          cudaStream_t stream);
+                          cudaStream_t stream, FusedSchedule schedule = FusedSchedule::best);
 
 /// Copy parameters between `planes` z planes of a host array (nx x ny x nz, x fastest, from plane
 /// `first`) and a slab stored with h ghost layers (rows padded_pitch(nx, h) apart, ny + 2 h rows a

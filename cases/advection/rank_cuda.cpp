@@ -33,6 +33,9 @@ void check_nccl(ncclResult_t rc, const char* call) {
 
 RankCuda::RankCuda(MPI_Comm comm, int device, Grid g, const std::array<double, 27>& a, Options options)
     : comm_(comm), device_(device), g_(g), a_(a), options_(options) {
+  if (options.steps != 1)
+    throw std::invalid_argument("cases::advection::RankCuda: one step per exchange (options.steps 1), not " +
+                                std::to_string(options.steps));
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &ranks_), "MPI_Comm_size");
   if (g.nz < static_cast<std::size_t>(ranks_)) throw std::invalid_argument("cases::advection::RankCuda: fewer z planes than ranks");

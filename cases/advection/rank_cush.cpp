@@ -1,9 +1,9 @@
 // Case "advection", cush across processes: multi_cush.cpp with one process per GPU. The fields are
-// cush::RankField over the group's GPUs; the schedules are the same code.
+// cush::RankField over the group's GPUs; the schedules are the same code (cush::advance).
 
-#include <algorithm>
 #include <stdexcept>
 
+#include "cush/cycle.hpp"
 #include "kernels.hpp"
 #include "ranks.hpp"
 
@@ -14,22 +14,14 @@ namespace {
 cush::GridOptions grid_options(Options o, std::size_t gpus) {
   if (o.depth < 1 || (o.depth > 1 && o.schedule != Schedule::bulk))
     throw std::invalid_argument("cases::advection::RankCush: deep halos need depth >= 1 and Schedule::bulk");
+  if (checked_fused_steps(o.steps) > 1 && o.depth > 1)
+    throw std::invalid_argument("cases::advection::RankCush: fused steps take depth 1 (their ghost layers are the steps)");
   cush::GridOptions g;
   g.periodic = {true, true, true};
-  g.halo = o.depth;
+  g.halo = o.depth * o.steps;
   g.row_align = kRowAlign;
   g.blocks = {1, 1, gpus};
   return g;
-}
-
-// to = the stencil on from, over the boxes region(block) grown by `grow` cells.
-template <class Region>
-void update(const cush::RankField<double>& from, const cush::RankField<double>& to, const Coefficients& c,
-            std::size_t grow, Region region) {
-  from.for_each([&](cush::Block<double> b) {
-    for (const cush::Box& box : region(b))
-      launch_stencil(b.data(), to.block(b.pos()).data(), stored_box(b, box, grow), c, b.stream());
-  });
 }
 }  // namespace
 
@@ -44,24 +36,16 @@ void RankCush::upload(const double* in) { current().scatter(in, 0); }
 
 void RankCush::run(std::size_t steps) {
   const Coefficients c = kernel_coefficients(a_);
-  const cush::Decomposition& grid = u_.grid();
-  auto owned = [](const cush::Block<double>& b) { return std::vector<cush::Box>{cush::Box{{0, 0, 0}, b.owned().size}}; };
-  for (std::size_t s = 0; s < steps; s += options_.depth) {
-    if (options_.schedule == Schedule::overlap) {
-      current().exchange_start();
-      update(current(), next(), c, 0, [&](const cush::Block<double>& b) { return std::vector<cush::Box>{grid.interior(b.pos(), 1)}; });
-      current().exchange_finish();
-      update(current(), next(), c, 0, [&](const cush::Block<double>& b) { return grid.boundary(b.pos(), 1); });
-      swapped_ = !swapped_;
-      continue;
-    }
-    current().exchange();
-    const std::size_t cycle = std::min(options_.depth, steps - s);
-    for (std::size_t r = 0; r < cycle; ++r) {
-      update(current(), next(), c, cycle - 1 - r, owned);
-      swapped_ = !swapped_;
-    }
-  }
+  const cush::CycleOptions cycle{.radius = 1,
+                                 .length = options_.depth * options_.steps,
+                                 .fused = options_.steps > 1,
+                                 .overlap = options_.schedule == Schedule::overlap};
+  const cush::RankField<double>& result = cush::advance(
+      current(), next(), steps, cycle,
+      [&](const cush::Block<double>& in, const cush::Block<double>& out, const cush::Box& box, std::size_t substeps) {
+        launch_stencil_steps(in.data(), out.data(), stored_box(in, box), c, substeps, in.stream());
+      });
+  swapped_ = &result == &v_;
 }
 
 void RankCush::wait() { u_.wait(); }

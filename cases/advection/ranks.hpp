@@ -49,7 +49,8 @@ class RankCush {
 /// Raw MPI + NCCL across processes, one GPU per rank: MultiCuda's z slabs with one ghost layer, the
 /// first and last planes sent to the ranks below and above with ncclSend / ncclRecv on a second
 /// stream (an NCCL communicator made by hand: rank 0's id broadcast over MPI), the slabs
-/// scattered and gathered with MPI_Scatterv / MPI_Gatherv.
+/// scattered and gathered with MPI_Scatterv / MPI_Gatherv. One step per exchange: options.steps
+/// must be 1 (std::invalid_argument otherwise).
 class RankCuda {
  public:
   /// Collective over `comm`; this rank drives CUDA device `device`.

@@ -72,49 +72,60 @@ using kSteps2Config = StepsConfig<32, 4, 4, 2>;
 using kSteps3Config = StepsConfig<32, 4, 4, 3>;
 using kSteps4Config = StepsConfig<64, 4, 4, 4>;
 
+/// One strip of stage s (R cells of level s at `column`, rows group * R ..): adds plane `in` of
+/// level s - 1 (rows C::width(s - 1) apart) to the partial sums of the two planes above the one it
+/// completes (`below`, `here`: the planes it lies above and at), and hands the completed plane to
+/// done(column, group, hi). The one-step kernel's order: every cell is one chain of 27 FMAs over
+/// the planes below, at and above it, each plane by row, then column.
+template <class C, int s, class Done>
+__device__ __forceinline__ void push_strip(const double* in, double (&below)[C::kR], double (&here)[C::kR],
+                                           const Coefficients& c, int column, int group, Done&& done) {
+  constexpr int R = C::kR, W_in = C::width(s - 1);
+  const double* t = in + group * R * W_in + column;
+  double above[R], hi[R];
+#pragma unroll
+  for (int o = 0; o < R; ++o) {
+    above[o] = 0;
+    hi[o] = below[o];
+  }
+#pragma unroll
+  for (int r = 0; r < R + 2; ++r)
+#pragma unroll
+    for (int x = 0; x < 3; ++x) {
+      const double u = t[r * W_in + x];
+#pragma unroll
+      for (int o = 0; o < R; ++o) {
+        const int j = r - o;
+        if (j < 0 || j > 2) continue;
+        above[o] = fma(c.a[3 * j + x], u, above[o]);    // the plane below output q + 1
+        here[o] = fma(c.a[9 + 3 * j + x], u, here[o]);  // at output q
+        hi[o] = fma(c.a[18 + 3 * j + x], u, hi[o]);     // above output q - 1, now complete
+      }
+    }
+  done(column, group, hi);
+#pragma unroll
+  for (int o = 0; o < R; ++o) {
+    below[o] = here[o];
+    here[o] = above[o];
+  }
+}
+
 /// Stage s of a fused tile: this thread's strips of level s, each with the partial sums of the
 /// two planes (below and here) that the next arriving plane of level s - 1 still adds to.
 template <class C, int s>
 struct FusedStage {
-  static constexpr int K = C::per_thread(s), R = C::kR, W = C::width(s), W_in = C::width(s - 1);
+  static constexpr int K = C::per_thread(s), R = C::kR, W = C::width(s);
   double below[K][R] = {}, here[K][R] = {};
 
-  /// Adds plane `in` of level s - 1 (rows W_in apart) to every strip; done(column, group, hi)
-  /// takes each strip's completed plane (the one below `in`).
+  /// Adds plane `in` of level s - 1 to every strip; done(column, group, hi) takes each strip's
+  /// completed plane (the one below `in`).
   template <class Done>
   __device__ __forceinline__ void add(const double* in, const Coefficients& c, int tid, Done&& done) {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int i = tid + k * C::kThreads;
       if (k > 0 && i >= C::strips(s)) continue;  // k = 0 always has one: strips(s) >= strips(T) = kThreads
-      const int column = i % W, group = i / W;
-      const double* t = in + group * R * W_in + column;
-      double above[R], hi[R];
-#pragma unroll
-      for (int o = 0; o < R; ++o) {
-        above[o] = 0;
-        hi[o] = below[k][o];
-      }
-#pragma unroll
-      for (int r = 0; r < R + 2; ++r)
-#pragma unroll
-        for (int x = 0; x < 3; ++x) {
-          const double u = t[r * W_in + x];
-#pragma unroll
-          for (int o = 0; o < R; ++o) {
-            const int j = r - o;
-            if (j < 0 || j > 2) continue;
-            above[o] = fma(c.a[3 * j + x], u, above[o]);          // the plane below output q + 1
-            here[k][o] = fma(c.a[9 + 3 * j + x], u, here[k][o]);  // at output q
-            hi[o] = fma(c.a[18 + 3 * j + x], u, hi[o]);           // above output q - 1, now complete
-          }
-        }
-      done(column, group, hi);
-#pragma unroll
-      for (int o = 0; o < R; ++o) {
-        below[k][o] = here[k][o];
-        here[k][o] = above[o];
-      }
+      push_strip<C, s>(in, below[k], here[k], c, i % W, i / W, done);
     }
   }
 };
@@ -145,69 +156,97 @@ struct FusedStages<C, s, true> {
   }
 };
 
+/// What a block of a fused kernel knows about its tile: where it lies, its z run, and the input
+/// ring (S slots of level 0 at the start of shared memory) that it fills by asynchronous copies.
 template <class C>
-__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
-    stencil_steps_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c, int run,
-                         int shift) {
-  constexpr int T = C::kT, R = C::kR, W0 = C::width(0);
-  extern __shared__ double shared[];
-  const int tid = threadIdx.x;
-  const long x0 = box.x0 - shift + blockIdx.x * static_cast<long>(C::kX);  // tiles start aligned
-  const long y0 = box.y0 + blockIdx.y * static_cast<long>(C::kRows);
-  const long x_last = box.x0 + box.nx, y_last = box.y0 + box.ny;
-  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
-  const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
-  const long sz = box.pitch_x * box.pitch_y;
-  // Level 0's cell (lx, ly) is the stored cell (x0 - T + lx, y0 - T + ly); cells beyond the box
-  // grown by T read the nearest one inside (their levels feed no stored cell).
-  int offset[C::kLoads];
+struct FusedTile {
+  static constexpr int T = C::kT, R = C::kR, W0 = C::width(0);
+  const double* in;
+  double* out;
+  double* ring;
+  Box box;
+  int tid;
+  long x0, y0, x_last, y_last, z_begin, z_end, sz;
+  int offset[C::kLoads];  // this thread's cells of a level-0 plane, from the plane's start
+
+  __device__ FusedTile(const double* in_, double* out_, double* shared, const Box& b, int run, int shift)
+      : in(in_), out(out_), ring(shared), box(b), tid(static_cast<int>(threadIdx.x)) {
+    x0 = box.x0 - shift + blockIdx.x * static_cast<long>(C::kX);  // tiles start aligned
+    y0 = box.y0 + blockIdx.y * static_cast<long>(C::kRows);
+    x_last = box.x0 + box.nx;
+    y_last = box.y0 + box.ny;
+    z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
+    z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
+    sz = box.pitch_x * box.pitch_y;
+    // Level 0's cell (lx, ly) is the stored cell (x0 - T + lx, y0 - T + ly); cells beyond the box
+    // grown by T read the nearest one inside (their levels feed no stored cell).
 #pragma unroll
-  for (int k = 0; k < C::kLoads; ++k) {
-    const int e = tid + k * C::kThreads < C::cells(0) ? tid + k * C::kThreads : C::cells(0) - 1;
-    long gx = x0 - T + e % W0, gy = y0 - T + e / W0;
-    gx = gx < box.x0 - T ? box.x0 - T : (gx < x_last + T ? gx : x_last + T - 1);
-    gy = gy < box.y0 - T ? box.y0 - T : (gy < y_last + T ? gy : y_last + T - 1);
-    offset[k] = static_cast<int>(gy * box.pitch_x + gx);
+    for (int k = 0; k < C::kLoads; ++k) {
+      const int e = tid + k * C::kThreads < C::cells(0) ? tid + k * C::kThreads : C::cells(0) - 1;
+      long gx = x0 - T + e % W0, gy = y0 - T + e / W0;
+      gx = gx < box.x0 - T ? box.x0 - T : (gx < x_last + T ? gx : x_last + T - 1);
+      gy = gy < box.y0 - T ? box.y0 - T : (gy < y_last + T ? gy : y_last + T - 1);
+      offset[k] = static_cast<int>(gy * box.pitch_x + gx);
+    }
   }
-  const long first = z_begin - T;  // the first input plane
-  auto fetch = [&](long z) {       // input plane z into its ring slot; always commits a group
+  /// The first input plane.
+  [[nodiscard]] __device__ long first() const { return z_begin - T; }
+  /// Input plane z's ring slot.
+  [[nodiscard]] __device__ double* slot(long z) const { return ring + (z - first()) % C::kS * C::cells(0); }
+  /// Input plane z into its slot (nothing past the last one); always commits a group.
+  __device__ void fetch(long z) const {
     if (z < z_end + T) {
-      double* slot = shared + (z - first) % C::kS * C::cells(0);
+      double* to = slot(z);
       const double* plane = in + z * sz;
 #pragma unroll
       for (int k = 0; k < C::kLoads; ++k)
         if (tid + k * C::kThreads < C::cells(0))
-          __pipeline_memcpy_async(slot + tid + k * C::kThreads, plane + offset[k], sizeof(double));
+          __pipeline_memcpy_async(to + tid + k * C::kThreads, plane + offset[k], sizeof(double));
     }
     __pipeline_commit();
-  };
-  for (int s = 0; s < C::kS - 1; ++s) fetch(first + s);
+  }
+  /// Stores a strip of output plane q (column and group of level T, which is the tile).
+  __device__ void store(long q, int column, int group, const double (&hi)[R]) const {
+    const long x = x0 + column;
+    if (q < z_begin || q >= z_end || x < box.x0 || x >= x_last) return;
+    double* o = out + q * sz + x;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (y0 + group * R + r < y_last) o[(y0 + group * R + r) * box.pitch_x] = hi[r];
+  }
+};
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
+    stencil_steps_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c, int run,
+                         int shift) {
+  constexpr int T = C::kT, R = C::kR;
+  extern __shared__ double shared[];
+  const FusedTile<C> tile(in, out, shared, box, run, shift);
+  for (int s = 0; s < C::kS - 1; ++s) tile.fetch(tile.first() + s);
 
   FusedStages<C> stages;
 #pragma unroll(C::kUnroll)
-  for (long p = first; p < z_end + T; ++p) {
+  for (long p = tile.first(); p < tile.z_end + T; ++p) {
     __pipeline_wait_prior(C::kS - 2);  // input plane p has landed (for this thread's copies)
     __syncthreads();                   // ... and for everyone's; all are done with plane p - 1
-    fetch(p + C::kS - 1);              // into plane p - 1's slot
-    const long q = p - T;              // the output plane stage T completes now
-    stages.add(shared + (p - first) % C::kS * C::cells(0), shared, c, tid,
-               [&](int column, int group, const double(&hi)[R]) {
-                 const long x = x0 + column;
-                 if (q < z_begin || x < box.x0 || x >= x_last) return;
-                 double* o = out + q * sz + x;
-#pragma unroll
-                 for (int r = 0; r < R; ++r)
-                   if (y0 + group * R + r < y_last) o[(y0 + group * R + r) * box.pitch_x] = hi[r];
-               });
+    tile.fetch(p + C::kS - 1);         // into plane p - 1's slot
+    stages.add(tile.slot(p), shared, c, tile.tid,
+               [&](int column, int group, const double(&hi)[R]) { tile.store(p - T, column, group, hi); });
   }
 }
 
-/// Launches the fused kernel of shape C over `box` (tiles aligned as launch_stencil_tiles'; z
-/// runs as long as leave 2048 blocks, each re-reading 2 T planes).
+/// Where the tiles of shape C go over `box`: tiles aligned as launch_stencil_tiles' (rows 128
+/// bytes apart or a multiple: tiles start on a 128-byte boundary at or before the box); z runs as
+/// long as leave 2048 blocks, each re-reading 2 T planes.
+struct TileGrid {
+  dim3 grid;
+  int run = 0;
+  int shift = 0;
+};
+
 template <class C>
-void launch_stencil_steps_tiles(const double* in, double* out, const Box& box, const Coefficients& c,
-                                cudaStream_t stream) {
-  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+TileGrid tile_grid(const double* out, const Box& box) {
   if (box.pitch_x * (box.pitch_y + 2 * C::kT) >= (1L << 31))
     throw std::invalid_argument("cases::advection: planes of 2^31 cells or more are beyond the fused kernel");
   constexpr long kLine = 128 / sizeof(double);
@@ -218,14 +257,22 @@ void launch_stencil_steps_tiles(const double* in, double* out, const Box& box, c
   const long columns = tiles_x * ((box.ny + C::kRows - 1) / C::kRows);
   long run = 128;
   while (run > 1 && columns * ((box.nz + run - 1) / run) < 2048) run /= 2;
-  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>((box.ny + C::kRows - 1) / C::kRows),
-                  static_cast<unsigned>((box.nz + run - 1) / run));
+  return TileGrid{dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>((box.ny + C::kRows - 1) / C::kRows),
+                       static_cast<unsigned>((box.nz + run - 1) / run)),
+                  static_cast<int>(run), static_cast<int>(shift)};
+}
+
+/// Launches the fused kernel of shape C over `box`.
+template <class C>
+void launch_stencil_steps_tiles(const double* in, double* out, const Box& box, const Coefficients& c,
+                                cudaStream_t stream) {
+  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+  const TileGrid t = tile_grid<C>(out, box);
   constexpr std::size_t bytes = sizeof(double) * C::kSharedCells;
   if constexpr (bytes > 48 * 1024)  // above the default limit it must be asked for (per device)
     CUSH_CUDA_CHECK(cudaFuncSetAttribute(stencil_steps_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(bytes)));
-  stencil_steps_kernel<C><<<grid, C::kThreads, bytes, stream>>>(in, out, box, c, static_cast<int>(run),
-                                                                 static_cast<int>(shift));
+  stencil_steps_kernel<C><<<t.grid, C::kThreads, bytes, stream>>>(in, out, box, c, t.run, t.shift);
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 

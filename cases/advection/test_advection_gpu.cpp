@@ -80,7 +80,7 @@ adv::Box grown(adv::Box b, long by) {
 // launch_stencil_steps(T) on `box` of an array of random values (ghosts too) against T
 // launch_stencil calls on boxes shrinking by a cell a step; the box's cells must have the same
 // bytes, and the cells around it must be left alone.
-void check_fused(adv::Box box, std::size_t steps, long offset) {
+void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedule schedule) {
   const std::size_t cells = static_cast<std::size_t>(offset + box.pitch_x * box.pitch_y * (box.z0 + box.nz + 8));
   std::vector<double> in(cells), out(cells, NAN), want(cells, NAN);
   cush_test::fill_random(std::span<double>(in));
@@ -89,7 +89,7 @@ void check_fused(adv::Box box, std::size_t steps, long offset) {
   CUSH_CUDA_CHECK(cudaMemcpy(fused.p, out.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
   CUSH_CUDA_CHECK(cudaMemcpy(c.p, out.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
   const adv::Coefficients k = adv::kernel_coefficients(kCoefficients);
-  adv::launch_stencil_steps(a.p + offset, fused.p + offset, box, k, steps, nullptr);
+  adv::launch_stencil_steps(a.p + offset, fused.p + offset, box, k, steps, nullptr, schedule);
   const double* from = a.p;
   for (std::size_t s = 0; s < steps; ++s) {
     double* to = s + 1 == steps ? c.p : (s % 2 == 0 ? b.p : d.p);
@@ -99,7 +99,8 @@ void check_fused(adv::Box box, std::size_t steps, long offset) {
   CUSH_CUDA_CHECK(cudaDeviceSynchronize());
   CUSH_CUDA_CHECK(cudaMemcpy(out.data(), fused.p, cells * sizeof(double), cudaMemcpyDeviceToHost));
   CUSH_CUDA_CHECK(cudaMemcpy(want.data(), c.p, cells * sizeof(double), cudaMemcpyDeviceToHost));
-  const std::string what = std::to_string(steps) + " steps on " + std::to_string(box.nx) + "x" + std::to_string(box.ny) +
+  const std::string what = std::string(schedule == adv::FusedSchedule::staged ? "staged, " : "skewed, ") +
+                           std::to_string(steps) + " steps on " + std::to_string(box.nx) + "x" + std::to_string(box.ny) +
                            "x" + std::to_string(box.nz) + " at (" + std::to_string(box.x0) + ", " +
                            std::to_string(box.y0) + ", " + std::to_string(box.z0) + "), offset " + std::to_string(offset);
   std::size_t bad = 0, outside = 0;
@@ -122,12 +123,13 @@ void check_fused(adv::Box box, std::size_t steps, long offset) {
 
 }  // namespace
 
-// The fused kernel gives the bits of one-step launches for every T, on boxes that fill no tile,
-// no strip and no z run, start anywhere in a row (aligned or not), are one cell thin, or are
-// split into many z runs with a short last one.
+// The fused kernel, in both schedules, gives the bits of one-step launches for every T, on boxes
+// that fill no tile, no strip and no z run, start anywhere in a row (aligned or not), are one cell
+// thin, or are split into many z runs with a short last one.
 TEST(CaseAdvection, FusedKernelEqualsOneStepLaunchesBitForBit) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
+  for (const adv::FusedSchedule schedule : {adv::FusedSchedule::staged, adv::FusedSchedule::skewed})
   for (std::size_t steps = 1; steps <= adv::kMaxFusedSteps; ++steps) {
     const long h = static_cast<long>(steps);
     // pitch: padded to 16 cells (aligned tiles) or odd; offset: the first ghost cell's place.
@@ -135,13 +137,13 @@ TEST(CaseAdvection, FusedKernelEqualsOneStepLaunchesBitForBit) {
          std::vector<std::array<long, 5>>{{1, 1, 1, 16, 0}, {37, 19, 13, 16, 16 - 4}, {37, 19, 13, 0, 3},
                                           {130, 3, 5, 16, 5}, {2, 70, 9, 0, 0}, {65, 17, 1, 16, 16 - h}}) {
       const long pitch_x = pitch_pad == 0 ? nx + 2 * h + 1 : (nx + 2 * h + 15) / 16 * 16;
-      check_fused(adv::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset);
+      check_fused(adv::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset, schedule);
     }
     // A box inside a larger array, not at its start.
-    check_fused(adv::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80, 30}, steps, 16 - h);
+    check_fused(adv::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80, 30}, steps, 16 - h, schedule);
+    // Many z runs (over 2048 blocks of 16 planes or fewer), the last one shorter.
+    if (steps > 1) check_fused(adv::Box{h, h, h, 520, 520, 100, 528, 520 + 2 * h}, steps, 16 - h, schedule);
   }
-  // Many z runs (2079 blocks of 16 planes), the last one 4 planes.
-  check_fused(adv::Box{2, 2, 2, 520, 520, 100, 528, 524}, 2, 14);
 }
 
 TEST(CaseAdvection, SingleGpuMatchesTheHostStep) {

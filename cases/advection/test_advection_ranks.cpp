@@ -74,12 +74,14 @@ TEST(CaseAdvectionRanks, CushAcrossProcessesMatchesTheHostStep) {
     cush_test::fill_random(std::span<double>(in));
     const std::vector<double> want = host_steps(in, g, 4);
     for (const adv::Options o : {adv::Options{adv::Schedule::bulk, 1}, adv::Options{adv::Schedule::overlap, 1},
-                                 adv::Options{adv::Schedule::bulk, 2}}) {
-      if (g.nz / static_cast<std::size_t>(group.size()) < o.depth) continue;  // slabs thinner than the halo
+                                 adv::Options{adv::Schedule::bulk, 2}, adv::Options{adv::Schedule::bulk, 1, 2},
+                                 adv::Options{adv::Schedule::overlap, 1, 3}}) {
+      const std::size_t halo = o.depth * o.steps;
+      if (g.nz / static_cast<std::size_t>(group.size()) < halo || g.nx < halo || g.ny < halo) continue;  // thinner than the halo
       const std::string what = "cush across " + std::to_string(group.size()) + " ranks, " + std::to_string(g.nx) + "x" +
                                std::to_string(g.ny) + "x" + std::to_string(g.nz) +
                                (o.schedule == adv::Schedule::overlap ? ", overlapped" : ", bulk") + ", depth " +
-                               std::to_string(o.depth);
+                               std::to_string(o.depth) + ", " + std::to_string(o.steps) + " steps fused";
       adv::RankCush v(group, g, kCoefficients, o);
       const std::vector<double> got = rank_steps(v, in, 4, 1, root);
       if (root) expect_near(got, want, what);
