@@ -13,6 +13,7 @@ void register_lbm();        // cases/lbm/bench_lbm.cpp
 void register_fft();        // cases/fft/bench_fft.cpp
 void register_karst();      // cases/karst/bench_karst.cpp
 void register_rbffd();      // cases/rbffd/bench_rbffd.cpp
+void register_wave();       // cases/wave/bench_wave.cpp
 
 namespace {
 void register_cases() {
@@ -24,6 +25,7 @@ void register_cases() {
   register_fft();
   register_karst();
   register_rbffd();
+  register_wave();
 }
 }  // namespace
 

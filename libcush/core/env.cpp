@@ -67,6 +67,8 @@ constexpr Variable variable_table[] = {
      "largest k of the matmul case's rows (n = 1024 k)"},
     {"CUSH_BENCH_ADVECTION_MAX_N", Unit::count, Scope::benchmarks, 1024, 1, 1 << 16,
      "largest grid edge of the advection case's rows"},
+    {"CUSH_BENCH_WAVE_MAX_N", Unit::count, Scope::benchmarks, 1024, 1, 1 << 16,
+     "largest grid edge of the wave case's rows"},
     {"CUSH_BENCH_LBM_MAX_M", Unit::count, Scope::benchmarks, 1024, 1, 1 << 16,
      "largest cross-section edge M of the lattice-Boltzmann case's rows"},
     {"CUSH_BENCH_FFT_LOG2_N1", Unit::count, Scope::benchmarks, 0, 0, 40,
