@@ -7,7 +7,7 @@ from needs import DATA, REPORT, RESULTS
 
 if not REPORT:
     from cushreport import gbench
-    from cushreport.summaries import device_ops, fft, halo, host_ops
+    from cushreport.summaries import device_ops, fft, halo, host_ops, temporal
 
 
 def committed(name):
@@ -46,6 +46,11 @@ class CommittedTables(unittest.TestCase):
         runs = load("perf_cases_fft_1gpu.json", "fft_2e30_transposed_out_2026-11-24.json", "fft_e2e_parts_2026-11-24.json",
                     "fft_2vgpu_2026-11-24.json")
         self.assertEqual(table_rows(fft.render(runs)), table_rows(section(committed("fft.md"), "## All rows")))
+
+    def test_temporal(self):
+        page = section(committed("temporal.md"), "## All rows (`python3 -m cushreport summarize temporal`, tools/)",
+                       "## Not done yet")
+        self.assertEqual(table_rows(temporal.render(load("temporal_2026-11-28_2xh200.json"))), table_rows(page))
 
     def test_host_ops(self):
         page = committed("host_ops.md").split("\n", 1)[1]  # after the provenance comment
