@@ -1,7 +1,7 @@
 #pragma once
 // Case "advection": the fused kernel, T time steps of the 27-point stencil per trip through
 // memory (2.5D temporal blocking), a template over its tile shape so that
-// bench/probes/probe_stencil.cu can time shapes against each other.
+// bench/probes/probe_steps.cu can time shapes against each other.
 //
 // A block owns a tile of X x (Y * R) output columns and streams z planes through it, like the
 // one-step kernel (stencil.cuh). Input planes (time level 0) arrive in a ring of S shared-memory
@@ -10,10 +10,10 @@
 // neighbouring cells in y, adds every arriving plane of level s - 1 to the three planes of level
 // s it touches (27 FMAs per cell, in the one-step kernel's order: below, here, above; within a
 // plane by row, then column), and hands the completed plane to stage s + 1 through one plane of
-// shared memory; stage T stores to global memory. So level s of plane q is finished T - s planes
-// after the input plane q + s arrived, and each launch leaves its box at one time level, as an
-// exchange needs. Every cell of every level is the same FMA chain as in the one-step kernel, so
-// a launch of T steps gives the bits of T one-step launches.
+// shared memory; stage T stores to global memory. So level s of plane q is finished when input
+// plane q + s arrives, and each launch leaves its box at one time level, as an exchange needs.
+// Every cell of every level is the same FMA chain as in the one-step kernel, so a launch of T
+// steps gives the bits of T one-step launches.
 //
 // The price: each stage computes its grown tile (redundancy), and each z run re-reads T planes
 // at either end. docs/results/temporal.md has the measurements.
