@@ -92,10 +92,10 @@ int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 1024;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 10;
   const adv::Coefficients c = adv::kernel_coefficients(adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9}));
-  const long pitch = static_cast<long>(adv::padded_pitch(static_cast<std::size_t>(n), kHalo));
+  const long pitch = static_cast<long>(cases::padded_pitch(static_cast<std::size_t>(n), kHalo));
   const adv::Box box{kHalo, kHalo, kHalo, n, n, n, pitch, n + 2 * kHalo};
   const long cells = pitch * (n + 2 * kHalo) * (n + 2 * kHalo);
-  const long lead = static_cast<long>(adv::lead(kHalo));
+  const long lead = static_cast<long>(cases::lead(kHalo));
   std::vector<double*> buffers(5);  // in, out, two levels between, the reference
   for (double*& b : buffers) {
     CUSH_CUDA_CHECK(cudaMalloc(&b, (lead + cells) * sizeof(double)));

@@ -90,7 +90,7 @@ void exchange_only(benchmark::State& state, std::size_t n, int gpus) {
   cush::GridOptions o;
   o.periodic = {true, true, true};
   o.blocks = {1, 1, static_cast<std::size_t>(gpus)};
-  o.row_align = adv::kRowAlign;  // the layout of the cush variant's fields
+  o.row_align = cases::kRowAlign;  // the layout of the cush variant's fields
   cush::Field<double> u(cush::DeviceSet::first(gpus), cush::Decomposition({n, n, n}, 3, gpus, o));
   u.scatter(initial_field(adv::Grid{n, n, n}).data());
   u.exchange();  // warm-up

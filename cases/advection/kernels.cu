@@ -17,73 +17,6 @@ namespace advection {
 
 namespace {
 
-// The periodic source of stored index i on an axis of n owned cells after h ghost cells (one
-// wrap but where the axis has fewer cells than ghost layers).
-__device__ inline long wrapped(long i, long n, long h) {
-  long r = i - h;
-  if (r < 0) r += n;
-  else if (r >= n) r -= n;
-  if (r < 0 || r >= n) r = (r % n + n) % n;
-  return r + h;
-}
-
-// Every ghost cell of a block with h ghost layers, on a grid periodic on every axis and held by
-// one block: each takes the owned cell it stands for, so all can be filled at once. Rows are
-// `pitch` cells apart. With one layer on padded rows it takes 0.22 ms at 1024^3 (ncu), on packed
-// rows 0.12: there an x ghost's sector also holds the owned cells read as sources, so it is
-// already cached when the ghost is stored; beside padding it must be read from memory first. (A
-// rewrite with a face per blockIdx.z took the same 0.22 ms on padded rows.)
-__global__ void periodic_halo_kernel(double* u, long nx, long ny, long nz, long pitch, long h) {
-  const long px = nx + 2 * h, py = ny + 2 * h;
-  const long z_faces = 2 * h * px * py, y_faces = 2 * h * px * nz, x_faces = 2 * h * ny * nz;
-  const long total = z_faces + y_faces + x_faces;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < total;
-       t += static_cast<long>(gridDim.x) * blockDim.x) {
-    long i, j, k;
-    if (t < z_faces) {  // the planes below and above the owned ones, whole
-      const long layer = t / (px * py), r = t % (px * py);
-      k = layer < h ? layer : nz + layer;
-      i = r % px;
-      j = r / px;
-    } else if (t < z_faces + y_faces) {  // the rows before and after the owned ones, of the owned planes
-      const long r = t - z_faces, layer = r / (px * nz), q = r % (px * nz);
-      j = layer < h ? layer : ny + layer;
-      i = q % px;
-      k = q / px + h;
-    } else {  // the cells before and after the owned ones, of the owned rows
-      const long r = t - z_faces - y_faces, layer = r / (ny * nz), q = r % (ny * nz);
-      i = layer < h ? layer : nx + layer;
-      j = q % ny + h;
-      k = q / ny + h;
-    }
-    u[(k * py + j) * pitch + i] = u[(wrapped(k, nz, h) * py + wrapped(j, ny, h)) * pitch + wrapped(i, nx, h)];
-  }
-}
-
-// The x and y ghosts (h layers) of the stored planes [z_begin, z_end): per plane the rows before
-// and after the owned ones (whole, corners included) and the cells before and after the owned
-// ones of the owned rows. Every source is an owned cell, so there is no order.
-__global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long planes, long pitch, long h) {
-  const long px = nx + 2 * h, py = ny + 2 * h;
-  const long rows = 2 * h * px, per_plane = rows + 2 * h * ny;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < per_plane * planes;
-       t += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long k = z_begin + t / per_plane;
-    const long r = t % per_plane;
-    long i, j;
-    if (r < rows) {
-      const long layer = r / px;
-      j = layer < h ? layer : ny + layer;
-      i = r % px;
-    } else {
-      const long layer = (r - rows) / ny;
-      i = layer < h ? layer : nx + layer;
-      j = (r - rows) % ny + h;
-    }
-    u[(k * py + j) * pitch + i] = u[(k * py + wrapped(j, ny, h)) * pitch + wrapped(i, nx, h)];
-  }
-}
-
 // The stencil on a box too thin for tiles (the faces of an overlapped step's boundary): a thread
 // per cell, 27 loads (mostly cache hits) and the tile kernel's order of FMAs, so the same bits.
 __global__ void thin_stencil_kernel(const double* __restrict__ in, double* __restrict__ out, Box box, Coefficients c) {
@@ -102,31 +35,6 @@ __global__ void thin_stencil_kernel(const double* __restrict__ in, double* __res
 }
 
 }  // namespace
-
-cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, double* dev, std::size_t first,
-                            std::size_t planes, bool to_device, std::size_t h) {
-  cudaMemcpy3DParms p{};
-  // cudaPitchedPtr has no const form; a device-to-host copy writes through it, as it should.
-  const cudaPitchedPtr hp = make_cudaPitchedPtr(const_cast<double*>(host) + first * nx * ny, nx * sizeof(double), nx, ny);
-  const cudaPitchedPtr d = make_cudaPitchedPtr(dev, padded_pitch(nx, h) * sizeof(double), nx + 2 * h, ny + 2 * h);
-  p.srcPtr = to_device ? hp : d;
-  p.dstPtr = to_device ? d : hp;
-  (to_device ? p.dstPos : p.srcPos) = make_cudaPos(h * sizeof(double), h, h);
-  p.extent = make_cudaExtent(nx * sizeof(double), ny, planes);
-  p.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  return p;
-}
-
-void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
-                    cudaStream_t stream, std::size_t h) {
-  if (z_end <= z_begin) return;
-  const std::size_t total = 2 * h * (nx + 2 * h + ny) * (z_end - z_begin);
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
-  xy_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                             static_cast<long>(z_begin), static_cast<long>(z_end - z_begin),
-                                             static_cast<long>(padded_pitch(nx, h)), static_cast<long>(h));
-  CUSH_CUDA_CHECK(cudaGetLastError());
-}
 
 void launch_stencil(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
@@ -173,17 +81,6 @@ void launch_stencil_steps(const double* in, double* out, const Box& box, const C
     case 4: launch_fused<kSteps4Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
     default: return;  // (checked)
   }
-}
-
-void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream,
-                          std::size_t h) {
-  const std::size_t px = nx + 2 * h, py = ny + 2 * h;
-  const std::size_t total = 2 * h * (px * py + px * nz + ny * nz);
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
-  periodic_halo_kernel<<<blocks, 256, 0, stream>>>(u, static_cast<long>(nx), static_cast<long>(ny),
-                                                   static_cast<long>(nz), static_cast<long>(padded_pitch(nx, h)),
-                                                   static_cast<long>(h));
-  CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace advection

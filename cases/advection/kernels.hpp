@@ -7,24 +7,10 @@
 #include <cstddef>
 
 #include "cush/field.hpp"
+#include "padded_grid.hpp"
 
 namespace cases {
 namespace advection {
-
-/// Rows of every variant's arrays are padded to a multiple of kRowAlign cells, with the first
-/// owned cell of each row 128 bytes aligned: the stencil ran 1.5x faster than on rows of nx + 2
-/// cells, whose misaligned stores each partly cover a memory sector (docs/results/advection.md).
-/// The cush variant asks its fields for this (cush::GridOptions::row_align); the single-GPU and
-/// raw variants store their arrays so: kLead cells before the first ghost cell of a buffer
-/// (cudaMalloc aligns its start), rows padded_pitch(nx) cells apart.
-/// With `h` ghost layers (the fused kernels' T steps need h = T), lead(h) cells go before the
-/// first ghost cell and rows are padded_pitch(nx, h) cells apart.
-constexpr std::size_t kRowAlign = 16;
-constexpr std::size_t kLead = kRowAlign - 1;  // for one ghost layer: kLead + 1 cells to the first owned one
-inline std::size_t lead(std::size_t h) { return (kRowAlign - h % kRowAlign) % kRowAlign; }
-inline std::size_t padded_pitch(std::size_t nx, std::size_t h = 1) {
-  return (nx + 2 * h + kRowAlign - 1) / kRowAlign * kRowAlign;
-}
 
 /// The 27 coefficients, passed to the kernel by value (index as in coefficients()).
 struct Coefficients {
@@ -83,23 +69,6 @@ enum class FusedSchedule { best, staged, skewed };
 /// kMaxFusedSteps. One step is launch_stencil, whatever the schedule.
 void launch_stencil_steps(const double* in, double* out, const Box& box, const Coefficients& c, std::size_t steps,
                           cudaStream_t stream, FusedSchedule schedule = FusedSchedule::best);
-
-/// Copy parameters between `planes` z planes of a host array (nx x ny x nz, x fastest, from plane
-/// `first`) and a slab stored with h ghost layers (rows padded_pitch(nx, h) apart, ny + 2 h rows a
-/// plane, planes + 2 h planes; `dev` is its first ghost cell), host to device when `to_device`.
-/// For cudaMemcpy3DAsync.
-cudaMemcpy3DParms slab_copy(std::size_t nx, std::size_t ny, const double* host, double* dev, std::size_t first,
-                            std::size_t planes, bool to_device, std::size_t h = 1);
-
-/// Fills the x and y ghost cells (h layers, periodic within the plane) of the stored planes
-/// [z_begin, z_end) of a slab stored as slab_copy() says, from each plane's own owned cells.
-void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_begin, std::size_t z_end,
-                    cudaStream_t stream, std::size_t h = 1);
-
-/// Fills the h-layer ghost shell of an nx x ny x nz grid held whole (stored as slab_copy() says,
-/// nz + 2 h planes), periodic on every axis, from its owned cells.
-void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream,
-                          std::size_t h = 1);
 
 }  // namespace advection
 }  // namespace cases

@@ -57,10 +57,10 @@ RankCuda::RankCuda(MPI_Comm comm, int device, Grid g, const std::array<double, 2
   CUSH_CUDA_CHECK(cudaStreamCreate(&comm_stream_));
   CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
   CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&sent_, cudaEventDisableTiming));
-  CUSH_CUDA_CHECK(cudaMalloc(&u_, (kLead + plane * (planes_ + 2)) * sizeof(double)));
-  CUSH_CUDA_CHECK(cudaMalloc(&v_, (kLead + plane * (planes_ + 2)) * sizeof(double)));
-  u_ += kLead;  // the first ghost cell; rows' first owned cells 128-byte aligned
-  v_ += kLead;
+  CUSH_CUDA_CHECK(cudaMalloc(&u_, (lead(1) + plane * (planes_ + 2)) * sizeof(double)));
+  CUSH_CUDA_CHECK(cudaMalloc(&v_, (lead(1) + plane * (planes_ + 2)) * sizeof(double)));
+  u_ += lead(1);  // the first ghost cell; rows' first owned cells 128-byte aligned
+  v_ += lead(1);
   slab_.resize(static_cast<std::size_t>(counts_[static_cast<std::size_t>(rank_)]));
 }
 
@@ -68,8 +68,8 @@ RankCuda::~RankCuda() {
   CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaDeviceSynchronize());
   if (nccl_ != nullptr) (void)ncclCommDestroy(nccl_);
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_ - kLead));
-  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_ - kLead));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(u_ - lead(1)));
+  CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(v_ - lead(1)));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(ready_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(sent_));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(compute_));

@@ -3,11 +3,14 @@
 // Names (time: wall clock for kSteps steps on data already on the GPUs, warm-up excluded):
 //   case/wave/<order>/<variant>/<g>gpu/<n>          bulk-synchronous, n^3 nodes
 //   case/wave_overlap/<order>/<variant>/<g>gpu/<n>  raw and cush, the exchange overlapped
+//   temporal/wave/<order>/<T>/single/1gpu/<n>       T steps a launch (the streaming kernel), T >= 2
+//   temporal/wave_overlap/<order>/<T>/<variant>/<g>gpu/<n>  the same, raw and cush, overlapped
 // Counters: Gpts/s (node updates) and GB/s (24 bytes per update: the current and older levels
 // read, the new level written; the roofline's count, R1w = copy bandwidth / 24, with the same
 // run's roof/copy row). Environment: CUSH_BENCH_WAVE_MAX_N caps n (default 1024).
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,9 +27,17 @@ constexpr std::size_t kSteps = 12;
 
 std::size_t max_n() { return cush::detail::env::size("CUSH_BENCH_WAVE_MAX_N"); }
 
+// The mode on n^3 nodes, made once per n (1024^3 takes seconds).
+const std::vector<double>& mode(std::size_t n) {
+  static std::map<std::size_t, std::vector<double>> made;
+  auto it = made.find(n);
+  if (it == made.end()) it = made.emplace(n, wave::mode(n)).first;
+  return it->second;
+}
+
 template <class V>
 void steps(benchmark::State& state, wave::Problem p, int gpus, wave::Options o) {
-  const std::vector<double> u0 = wave::mode(p.n);
+  const std::vector<double>& u0 = mode(p.n);
   V v(p, cases::Devices::first(gpus), o);
   v.upload(u0.data(), u0.data());
   v.run(kSteps);  // warm-up
@@ -67,6 +78,19 @@ void register_wave() {
                                 [p, g, opt](benchmark::State& s) { steps<wave::MultiCuda>(s, p, g, opt); });
           cush_bench::add_timed(std::string("case/") + family + o + "/multi_cush" + on,
                                 [p, g, opt](benchmark::State& s) { steps<wave::MultiCush>(s, p, g, opt); });
+        }
+      }
+      for (std::size_t t = 2; t <= wave::max_fused_steps(order); ++t) {
+        const std::string ot = o + "/" + std::to_string(t);
+        const wave::Options fused{wave::Schedule::overlap, t};
+        cush_bench::add_timed("temporal/wave" + ot + "/single/1gpu" + tail,
+                              [p, fused](benchmark::State& s) { steps<wave::Single>(s, p, 1, fused); });
+        for (int g = 1; g <= available; ++g) {
+          const std::string on = "/" + std::to_string(g) + "gpu" + tail;
+          cush_bench::add_timed("temporal/wave_overlap" + ot + "/multi_cuda" + on,
+                                [p, g, fused](benchmark::State& s) { steps<wave::MultiCuda>(s, p, g, fused); });
+          cush_bench::add_timed("temporal/wave_overlap" + ot + "/multi_cush" + on,
+                                [p, g, fused](benchmark::State& s) { steps<wave::MultiCush>(s, p, g, fused); });
         }
       }
     }

@@ -2,10 +2,13 @@
 
 #include "kernels.hpp"
 
-#include <algorithm>
+
+#include <stdexcept>
+#include <string>
 
 #include "coefficients.hpp"
 #include "cush/error.hpp"
+#include "wave_steps.cuh"
 
 namespace cases {
 namespace wave {
@@ -36,64 +39,6 @@ __global__ void leapfrog_kernel(const double* prev, const double* __restrict__ c
   }
 }
 
-// The periodic source of stored index i on an axis of n owned cells after h ghost cells.
-__device__ inline long wrapped(long i, long n, long h) {
-  long r = i - h;
-  if (r < 0) r += n;
-  else if (r >= n) r -= n;
-  if (r < 0 || r >= n) r = (r % n + n) % n;
-  return r + h;
-}
-
-// Every ghost of an n^3 grid held whole with h layers, from the owned cell it stands for.
-__global__ void periodic_halo_kernel(double* u, long n, long h, long pitch) {
-  const long p = n + 2 * h;
-  const long z_faces = 2 * h * p * p, y_faces = 2 * h * p * n, x_faces = 2 * h * n * n;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < z_faces + y_faces + x_faces;
-       t += static_cast<long>(gridDim.x) * blockDim.x) {
-    long i, j, k;
-    if (t < z_faces) {
-      const long layer = t / (p * p), r = t % (p * p);
-      k = layer < h ? layer : n + layer;
-      i = r % p;
-      j = r / p;
-    } else if (t < z_faces + y_faces) {
-      const long r = t - z_faces, layer = r / (p * n), q = r % (p * n);
-      j = layer < h ? layer : n + layer;
-      i = q % p;
-      k = q / p + h;
-    } else {
-      const long r = t - z_faces - y_faces, layer = r / (n * n), q = r % (n * n);
-      i = layer < h ? layer : n + layer;
-      j = q % n + h;
-      k = q / n + h;
-    }
-    u[(k * p + j) * pitch + i] = u[(wrapped(k, n, h) * p + wrapped(j, n, h)) * pitch + wrapped(i, n, h)];
-  }
-}
-
-// The x and y ghosts of the stored planes [z_begin, z_begin + planes) of a slab of n x n planes.
-__global__ void xy_halo_kernel(double* u, long n, long z_begin, long planes, long h, long pitch) {
-  const long p = n + 2 * h;
-  const long rows = 2 * h * p, per_plane = rows + 2 * h * n;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < per_plane * planes;
-       t += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long k = z_begin + t / per_plane, r = t % per_plane;
-    long i, j;
-    if (r < rows) {
-      const long layer = r / p;
-      j = layer < h ? layer : n + layer;
-      i = r % p;
-    } else {
-      const long layer = (r - rows) / n;
-      i = layer < h ? layer : n + layer;
-      j = (r - rows) % n + h;
-    }
-    u[(k * p + j) * pitch + i] = u[(k * p + wrapped(j, n, h)) * pitch + wrapped(i, n, h)];
-  }
-}
-
-unsigned blocks_for(std::size_t total) { return static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096)); }
 
 }  // namespace
 
@@ -108,8 +53,8 @@ Leapfrog leapfrog(int order, double courant) {
   return l;
 }
 
-void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
-                 cudaStream_t stream) {
+void launch_column_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
   const dim3 block(32, 8);
   const long columns = ((box.nx + 31) / 32) * ((box.ny + 7) / 8);
@@ -126,34 +71,32 @@ void launch_step(const double* prev, const double* cur, double* next, const Box&
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
-cudaMemcpy3DParms slab_copy(std::size_t n, const double* host, double* dev, std::size_t first, std::size_t planes,
-                            bool to_device, std::size_t h) {
-  cudaMemcpy3DParms p{};
-  // cudaPitchedPtr has no const form; a device-to-host copy writes through it, as it should.
-  const cudaPitchedPtr hp = make_cudaPitchedPtr(const_cast<double*>(host) + first * n * n, n * sizeof(double), n, n);
-  const cudaPitchedPtr dp = make_cudaPitchedPtr(dev, padded_pitch(n, h) * sizeof(double), n + 2 * h, n + 2 * h);
-  p.srcPtr = to_device ? hp : dp;
-  p.dstPtr = to_device ? dp : hp;
-  (to_device ? p.dstPos : p.srcPos) = make_cudaPos(h * sizeof(double), h, h);
-  p.extent = make_cudaExtent(n * sizeof(double), n, planes);
-  p.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  return p;
+void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                 cudaStream_t stream) {
+  if (l.radius == 1 || l.radius == 4) launch_column_step(prev, cur, next, box, l, stream);
+  else launch_steps(WaveLevels{prev, cur, nullptr, next}, box, l, 1, stream);
 }
 
-void launch_xy_halo(double* u, std::size_t n, std::size_t z_begin, std::size_t z_end, std::size_t h,
-                    cudaStream_t stream) {
-  if (z_end <= z_begin) return;
-  xy_halo_kernel<<<blocks_for(2 * h * (2 * n + 2 * h) * (z_end - z_begin)), 256, 0, stream>>>(
-      u, static_cast<long>(n), static_cast<long>(z_begin), static_cast<long>(z_end - z_begin), static_cast<long>(h),
-      static_cast<long>(padded_pitch(n, h)));
-  CUSH_CUDA_CHECK(cudaGetLastError());
+std::size_t max_fused_steps(int order) { return order == 2 ? 4 : order == 4 ? 2 : 1; }
+
+std::size_t checked_fused_steps(int order, std::size_t steps) {
+  if (steps < 1 || steps > max_fused_steps(order))
+    throw std::invalid_argument("cases::wave: " + std::to_string(steps) + " steps a launch at order " +
+                                std::to_string(order) + " (1 .. " + std::to_string(max_fused_steps(order)) + ")");
+  return steps;
 }
 
-void launch_periodic_halo(double* u, std::size_t n, std::size_t h, cudaStream_t stream) {
-  const std::size_t p = n + 2 * h;
-  periodic_halo_kernel<<<blocks_for(2 * h * (p * p + p * n + n * n)), 256, 0, stream>>>(
-      u, static_cast<long>(n), static_cast<long>(h), static_cast<long>(padded_pitch(n, h)));
-  CUSH_CUDA_CHECK(cudaGetLastError());
+void launch_steps(const WaveLevels& lv, const Box& box, const Leapfrog& l, std::size_t steps, cudaStream_t stream) {
+  switch (10 * l.radius + static_cast<int>(checked_fused_steps(2 * l.radius, steps))) {
+    case 11: launch_wave_steps_tiles<WaveShape<1, 1>>(lv, box, l, stream); break;
+    case 12: launch_wave_steps_tiles<WaveShape<1, 2>>(lv, box, l, stream); break;
+    case 13: launch_wave_steps_tiles<WaveShape<1, 3>>(lv, box, l, stream); break;
+    case 14: launch_wave_steps_tiles<WaveShape<1, 4>>(lv, box, l, stream); break;
+    case 21: launch_wave_steps_tiles<WaveShape<2, 1>>(lv, box, l, stream); break;
+    case 22: launch_wave_steps_tiles<WaveShape<2, 2>>(lv, box, l, stream); break;
+    case 31: launch_wave_steps_tiles<WaveShape<3, 1>>(lv, box, l, stream); break;
+    default: launch_wave_steps_tiles<WaveShape<4, 1>>(lv, box, l, stream); break;
+  }
 }
 
 }  // namespace wave

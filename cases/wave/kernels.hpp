@@ -1,8 +1,8 @@
 #pragma once
 // Case "wave": the GPU kernels shared by every variant (kernels.cu). A level of the field is stored
-// with h ghost layers on every side (h >= the stencil's radius), x fastest, rows padded as the
-// advection case pads them: padded_pitch(n, h) cells apart, lead(h) cells before the first ghost
-// cell, so that every row's first owned cell lies on a 128-byte boundary.
+// with h ghost layers on every side (h >= the stencil's radius), x fastest, rows padded as every
+// stencil case pads them (padded_grid.hpp): padded_pitch(n, h) cells apart, lead(h) cells before
+// the first ghost cell, so that every row's first owned cell lies on a 128-byte boundary.
 
 #include <cuda_runtime_api.h>
 
@@ -10,13 +10,10 @@
 
 #include "cush/block.hpp"
 #include "cush/grid.hpp"
+#include "padded_grid.hpp"
 
 namespace cases {
 namespace wave {
-
-constexpr std::size_t kRowAlign = 16;
-inline std::size_t lead(std::size_t h) { return (kRowAlign - h % kRowAlign) % kRowAlign; }
-inline std::size_t padded_pitch(std::size_t n, std::size_t h) { return (n + 2 * h + kRowAlign - 1) / kRowAlign * kRowAlign; }
 
 /// The leapfrog's constants, passed to the kernel by value.
 struct Leapfrog {
@@ -49,23 +46,37 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// One leapfrog step over `box`: next = fma(s^2, sum, fma(centre, cur, -prev)), sum the FMA chain
 /// over k = 1 .. radius and the axes x, y, z of C_k (cur[+k] + cur[-k]): step_host's order, so
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
-/// seed's update in place over the older level), not `cur`.
+/// seed's update in place over the older level), not `cur`. The faster of the two one-step
+/// kernels for the order (bench/probes/probe_wave.cu): the column kernel at orders 2 and 8, the
+/// streaming kernel at 4 and 6 (README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
-/// Copy parameters between `planes` z planes of a host array (n^3, x fastest, from plane `first`)
-/// and a slab stored with h ghost layers (`dev`: its first ghost cell), host to device when
-/// `to_device`. For cudaMemcpy3DAsync.
-cudaMemcpy3DParms slab_copy(std::size_t n, const double* host, double* dev, std::size_t first, std::size_t planes,
-                            bool to_device, std::size_t h);
+/// The same with the column kernel at every order (a thread per (x, y) column, the neighbours
+/// through the read-only cache): the tests' and probe's reference for the streaming kernel.
+void launch_column_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream);
 
-/// Fills the x and y ghosts (h layers, periodic within the plane) of the stored planes
-/// [z_begin, z_end) of a slab of n x n planes stored as slab_copy() says.
-void launch_xy_halo(double* u, std::size_t n, std::size_t z_begin, std::size_t z_end, std::size_t h,
-                    cudaStream_t stream);
+/// The levels a launch of several steps reads (n - 1 and n) and writes (n + T - 1 and n + T).
+struct WaveLevels {
+  const double* older = nullptr;    ///< u^{n-1}
+  const double* current = nullptr;  ///< u^n
+  double* next_older = nullptr;     ///< u^{n+T-1}; may be null for T = 1 (then only `next` is written)
+  double* next = nullptr;           ///< u^{n+T}; for T = 1 and no next_older it may be `older` (in place)
+};
 
-/// Fills the h-layer ghost shell of an n^3 grid held whole, periodic on every axis.
-void launch_periodic_halo(double* u, std::size_t n, std::size_t h, cudaStream_t stream);
+/// The most steps one launch fuses at `order`: 4 at order 2, 2 at order 4, 1 at orders 6 and 8
+/// (the streaming kernel keeps T (order + 1) doubles a cell in registers; README.md).
+std::size_t max_fused_steps(int order);
+
+/// `steps`, or std::invalid_argument unless 1 <= steps <= max_fused_steps(order).
+std::size_t checked_fused_steps(int order, std::size_t steps);
+
+/// `steps` (1 .. max_fused_steps) leapfrog steps over `box` in one launch of the streaming kernel
+/// (wave_steps.cuh), the bits of `steps` one-step launches: `current` needs steps x radius valid
+/// layers around the box, `older` (steps - 1) x radius; the outputs are written on the box only
+/// and must not overlap the inputs (except `next` over `older` for one step without next_older).
+void launch_steps(const WaveLevels& levels, const Box& box, const Leapfrog& l, std::size_t steps, cudaStream_t stream);
 
 }  // namespace wave
 }  // namespace cases

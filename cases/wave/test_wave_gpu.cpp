@@ -1,7 +1,9 @@
-// Case "wave": every variant and schedule against the host leapfrog, byte for byte, at every order
-// on odd grids and every GPU count the host has (virtual GPUs too); the discrete mode after 200
+// Case "wave": the streaming kernel against column-kernel steps, byte for byte; every variant,
+// schedule and number of fused steps against the host leapfrog, byte for byte, at every order on
+// odd grids and every GPU count the host has (virtual GPUs too); the discrete mode after 200
 // steps; bad input.
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "coefficients.hpp"
+#include "cush/error.hpp"
+#include "kernels.hpp"
 #include "reference.hpp"
 #include "support/gpu.hpp"
 #include "support/random.hpp"
@@ -74,7 +78,130 @@ std::string name(const wave::Problem& p, std::size_t steps) {
   return "order " + std::to_string(p.order) + ", " + std::to_string(p.n) + "^3, " + std::to_string(steps) + " steps";
 }
 
+// The fused steps a launch worth testing at `order`: 1, and 2 up to the most.
+std::vector<std::size_t> fused_steps(int order) {
+  std::vector<std::size_t> out;
+  for (std::size_t t = 1; t <= wave::max_fused_steps(order); ++t) out.push_back(t);
+  return out;
+}
+
+// A device buffer of `cells` doubles, freed at the end of the scope.
+struct DeviceBuffer {
+  double* p = nullptr;
+  std::size_t cells = 0;
+  explicit DeviceBuffer(const std::vector<double>& from) : cells(from.size()) {
+    CUSH_CUDA_CHECK(cudaMalloc(&p, cells * sizeof(double)));
+    CUSH_CUDA_CHECK(cudaMemcpy(p, from.data(), from.size() * sizeof(double), cudaMemcpyHostToDevice));
+  }
+  ~DeviceBuffer() { CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(p)); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] std::vector<double> read() const {
+    std::vector<double> out(cells);
+    CUSH_CUDA_CHECK(cudaMemcpy(out.data(), p, cells * sizeof(double), cudaMemcpyDeviceToHost));
+    return out;
+  }
+};
+
+wave::Box grown(wave::Box b, long by) {
+  b.x0 -= by;
+  b.y0 -= by;
+  b.z0 -= by;
+  b.nx += 2 * by;
+  b.ny += 2 * by;
+  b.nz += 2 * by;
+  return b;
+}
+
+// launch_steps(T) on `box` of two random levels (ghosts too, `offset` cells into the arrays)
+// against T column-kernel steps in place on boxes shrinking by a radius a step: both new levels
+// must have the same bytes on the box and nothing around the box may be written. One step also
+// in place over the older level, as launch_step uses it.
+void check_streaming(const wave::Leapfrog& l, wave::Box box, std::size_t steps, long offset) {
+  const auto cells = static_cast<std::size_t>(offset + box.pitch_x * box.pitch_y * (box.z0 + box.nz + 9));
+  std::vector<double> older(cells), current(cells);
+  cush_test::fill_random(std::span<double>(older));
+  cush_test::fill_random(std::span<double>(current));
+  const std::vector<double> untouched(cells, NAN);
+  DeviceBuffer a(older), b(current), c(untouched), d(untouched), ref_a(older), ref_b(current);
+  const std::string what = "order " + std::to_string(2 * l.radius) + ", " + std::to_string(steps) + " steps on " +
+                           std::to_string(box.nx) + "x" + std::to_string(box.ny) + "x" + std::to_string(box.nz) +
+                           " at (" + std::to_string(box.x0) + ", " + std::to_string(box.y0) + ", " +
+                           std::to_string(box.z0) + "), offset " + std::to_string(offset);
+  wave::launch_steps(wave::WaveLevels{a.p + offset, b.p + offset, c.p + offset, d.p + offset}, box, l, steps, nullptr);
+  double* ref_older = ref_a.p;
+  double* ref_current = ref_b.p;
+  for (std::size_t s = 0; s < steps; ++s) {
+    wave::launch_column_step(ref_older + offset, ref_current + offset, ref_older + offset,
+                             grown(box, static_cast<long>(steps - 1 - s) * l.radius), l, nullptr);
+    std::swap(ref_older, ref_current);
+  }
+  CUSH_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<double> want_older = (ref_older == ref_a.p ? ref_a : ref_b).read();
+  const std::vector<double> want = (ref_current == ref_a.p ? ref_a : ref_b).read();
+  auto compare = [&](const std::vector<double>& got, const std::vector<double>& expected, const std::string& level) {
+    std::size_t bad = 0, outside = 0;
+    for (long z = 0; z < box.z0 + box.nz + 9; ++z)
+      for (long y = 0; y < box.pitch_y; ++y)
+        for (long x = 0; x < box.pitch_x; ++x) {
+          const auto i = static_cast<std::size_t>(offset + (z * box.pitch_y + y) * box.pitch_x + x);
+          const bool inside = x >= box.x0 && x < box.x0 + box.nx && y >= box.y0 && y < box.y0 + box.ny &&
+                              z >= box.z0 && z < box.z0 + box.nz;
+          if (!inside) outside += std::isnan(got[i]) ? 0 : 1;
+          else if (std::memcmp(&got[i], &expected[i], sizeof(double)) != 0 && bad++ < 5)
+            ADD_FAILURE() << what << ", " << level << ": cell (" << x << ", " << y << ", " << z << ") is " << got[i]
+                          << ", expected " << expected[i];
+        }
+    EXPECT_EQ(bad, 0U) << what << ", " << level;
+    EXPECT_EQ(outside, 0U) << what << ", " << level << ": cells outside the box written";
+  };
+  compare(d.read(), want, "the newest level");
+  compare(c.read(), want_older, "the level before");
+  if (steps == 1) {  // in place: the new level over the older one, nothing else written
+    wave::launch_steps(wave::WaveLevels{a.p + offset, b.p + offset, nullptr, a.p + offset}, box, l, 1, nullptr);
+    std::vector<double> got = a.read();
+    for (std::size_t i = 0; i < cells; ++i)
+      if (std::memcmp(&got[i], &older[i], sizeof(double)) == 0) got[i] = NAN;  // unchanged: as if untouched
+    compare(got, want, "in place");
+  }
+}
+
 }  // namespace
+
+// The streaming kernel, at every order and number of fused steps, gives the bits of column-kernel
+// steps on boxes that fill no tile and no z run, start anywhere in a row, are one cell thin, or
+// are split into many z runs with a short last one.
+TEST(CaseWave, StreamingKernelEqualsColumnKernelSteps) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  for (int order : wave::kOrders) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    for (std::size_t steps : fused_steps(order)) {
+      const long h = static_cast<long>(steps) * l.radius;
+      for (const auto& [nx, ny, nz, pitch_pad, offset] :
+           std::vector<std::array<long, 5>>{{1, 1, 1, 16, 0}, {37, 19, 13, 16, 16 - h % 16}, {61, 29, 7, 0, 3},
+                                            {130, 3, 5, 16, 5}, {2, 70, 9, 0, 0}}) {
+        const long pitch_x = pitch_pad == 0 ? nx + 2 * h + 1 : (nx + 2 * h + 15) / 16 * 16;
+        check_streaming(l, wave::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset);
+      }
+      check_streaming(l, wave::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, steps, 7);  // not at the start
+    }
+  }
+}
+
+// Many z runs (over 2048 blocks of 8 planes or fewer), the last one shorter. (Apart from the small
+// boxes so that the sanitizers can take those alone.)
+TEST(CaseWave, StreamingKernelOverManyZRunsEqualsColumnKernelSteps) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  for (int order : wave::kOrders) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    for (std::size_t steps : fused_steps(order)) {
+      const long h = static_cast<long>(steps) * l.radius;
+      check_streaming(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, steps, 0);
+    }
+  }
+}
 
 TEST(CaseWave, SingleGpuEqualsTheHostLeapfrog) {
   CUSH_REQUIRE_GPUS(1);
@@ -82,9 +209,10 @@ TEST(CaseWave, SingleGpuEqualsTheHostLeapfrog) {
     for (std::size_t n : {9U, 17U}) {
       const wave::Problem p = problem(n, order);
       const Levels in = random_levels(n);
-      for (std::size_t steps : {0U, 1U, 4U, 7U})
-        expect_same(gpu_steps<wave::Single>(in, p, cases::Devices::first(1), {}, steps, steps / 2),
-                    host_steps(in, p, steps), "single, " + name(p, steps));
+      for (std::size_t fused : fused_steps(order))
+        for (std::size_t steps : {0U, 1U, 4U, 7U})
+          expect_same(gpu_steps<wave::Single>(in, p, cases::Devices::first(1), {.steps = fused}, steps, steps / 2),
+                      host_steps(in, p, steps), "single, " + name(p, steps) + ", " + std::to_string(fused) + " a launch");
     }
 }
 
@@ -98,16 +226,17 @@ TEST(CaseWave, MultiGpuVariantsEqualTheHostLeapfrog) {
       const wave::Problem p = problem(n, order);
       const Levels in = random_levels(n);
       const Levels want = host_steps(in, p, 5);
-      for (const std::vector<int>& ids : orders) {
-        if (n < ids.size() * wave::radius(order)) continue;  // slabs thinner than the halo
-        const cases::Devices gpus = cases::Devices::of(ids);
-        for (wave::Schedule s : {wave::Schedule::bulk, wave::Schedule::overlap}) {
-          const std::string what = std::string(s == wave::Schedule::bulk ? "bulk, " : "overlap, ") + name(p, 5) +
-                                   " on devices " + cush_test::to_string(ids);
-          expect_same(gpu_steps<wave::MultiCuda>(in, p, gpus, {s}, 5, 2), want, "raw, " + what);
-          expect_same(gpu_steps<wave::MultiCush>(in, p, gpus, {s}, 5, 2), want, "cush, " + what);
+      for (const std::vector<int>& ids : orders)
+        for (std::size_t fused : fused_steps(order)) {
+          if (n < ids.size() * fused * wave::radius(order)) continue;  // slabs thinner than the halo
+          const cases::Devices gpus = cases::Devices::of(ids);
+          for (wave::Schedule s : {wave::Schedule::bulk, wave::Schedule::overlap}) {
+            const std::string what = std::string(s == wave::Schedule::bulk ? "bulk, " : "overlap, ") + name(p, 5) +
+                                     ", " + std::to_string(fused) + " a launch on devices " + cush_test::to_string(ids);
+            expect_same(gpu_steps<wave::MultiCuda>(in, p, gpus, {s, fused}, 5, 2), want, "raw, " + what);
+            expect_same(gpu_steps<wave::MultiCush>(in, p, gpus, {s, fused}, 5, 2), want, "cush, " + what);
+          }
         }
-      }
     }
 }
 
@@ -138,4 +267,8 @@ TEST(CaseWave, BadInputIsRejected) {
   EXPECT_THROW(wave::MultiCuda({8, 8, 0.3}, one), std::invalid_argument);                           // narrower than the stencil
   const cases::Devices three{{0, 0, 0}, {0, 0, 0}};  // rejected before any device is used
   EXPECT_THROW(wave::MultiCuda({9, 8, 0.3}, three), std::invalid_argument);  // 3 planes a GPU, radius 4
+  EXPECT_THROW(wave::MultiCuda({9, 2, 0.3}, three, {.steps = 4}), std::invalid_argument);  // 3 planes, 4 ghost layers
+  EXPECT_THROW(wave::Single({16, 2, 0.3}, one, {.steps = 0}), std::invalid_argument);      // no step a launch
+  EXPECT_THROW(wave::Single({16, 2, 0.3}, one, {.steps = 5}), std::invalid_argument);      // beyond the kernel
+  EXPECT_THROW(wave::MultiCush({16, 8, 0.3}, one, {.steps = 2}), std::invalid_argument);   // order 8 fuses no steps
 }

@@ -11,10 +11,14 @@
 //     v.wait();
 //     v.download(prev, cur);               // the levels now (prev may be null); returns when there
 //
-// The grid is split along z into one slab per GPU. Bad input throws std::invalid_argument.
+// The grid is split along z into one slab per GPU. With Options::steps = T > 1 a launch of the
+// streaming kernel (kernels.hpp's launch_steps) does T steps per exchange of T radius ghost
+// layers: out of place, so every variant then keeps four levels (two pairs) instead of two. Bad
+// input throws std::invalid_argument.
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -53,10 +57,14 @@ enum class Schedule {
 
 struct Options {
   Schedule schedule = Schedule::bulk;
+  /// Steps a launch fuses (1 .. max_fused_steps(order)), each exchange filling steps x radius
+  /// ghost layers; the last launch of a run takes what is left.
+  std::size_t steps = 1;
 };
 
 /// Single-GPU reference on gpus.cuda[0]: the grid whole with `radius` ghost layers, the periodic
-/// halo of the current level filled before every step.
+/// halo of the current level filled before every step (fused: steps x radius layers of both
+/// levels before every launch).
 class Single {
  public:
   Single(Problem p, const Devices& gpus, Options options = {});
@@ -71,17 +79,18 @@ class Single {
  private:
   Problem p_;
   Leapfrog l_;
+  std::size_t fused_;  // steps a launch
   std::size_t h_;
   int device_;
   cudaStream_t stream_ = nullptr;
-  double* older_ = nullptr;
-  double* current_ = nullptr;
+  std::array<double*, 4> levels_{};  // u^{n-1}, u^n; fused: where the launch puts u^{n+T-1}, u^{n+T}
 };
 
 /// Multi-GPU raw CUDA: z slabs with `radius` ghost layers; per step each GPU fills its x and y
 /// ghosts, pushes its first and last `radius` planes of the current level into its neighbours'
 /// ghost planes (cudaMemcpyPeerAsync on a second stream) and steps its slab; events order the
-/// GPUs. Needs `radius` z planes per GPU.
+/// GPUs. Needs `radius` z planes per GPU. Fused: steps x radius ghost layers, both levels' planes
+/// pushed, the launch out of place into the other pair.
 class MultiCuda {
  public:
   MultiCuda(Problem p, const Devices& gpus, Options options = {});
@@ -94,9 +103,10 @@ class MultiCuda {
   void download(double* prev, double* cur);
 
  private:
-  void step();
+  void step(std::size_t steps);
   Problem p_;
   Leapfrog l_;
+  std::size_t fused_;  // steps a launch
   std::size_t h_;
   std::vector<int> ids_;
   int gpus_;
@@ -104,12 +114,13 @@ class MultiCuda {
   std::vector<std::size_t> planes_, first_plane_;
   std::vector<cudaStream_t> compute_, comm_;
   std::vector<cudaEvent_t> ready_, sent_;
-  std::vector<double*> older_, current_;
+  std::vector<double*> older_, current_, next_older_, next_;  // the last two fused only
 };
 
 /// Multi-GPU cush: the two levels as two cush::Fields made alike, stepped by cush::advance with
 /// one step per exchange of `radius` layers (bulk or overlapped): each update writes the new level
-/// over the older field's cells and the roles swap.
+/// over the older field's cells and the roles swap. Fused: the two levels as the two components
+/// of a field, cush::advance's fused cycles from it into a field made alike.
 class MultiCush {
  public:
   MultiCush(Problem p, const Devices& gpus, Options options = {});
@@ -124,8 +135,8 @@ class MultiCush {
   Problem p_;
   Leapfrog l_;
   Options options_;
-  cush::Field<double> a_, b_;
-  bool swapped_ = false;  // the current level is in b_
+  cush::Field<double> a_, b_;  // fused: each holds both levels (older, current), a_ the input first
+  bool swapped_ = false;       // the current level (fused: the levels) in b_
 };
 
 }  // namespace wave

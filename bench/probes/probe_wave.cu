@@ -1,0 +1,185 @@
+// Diagnostics behind the wave case's kernels (cases/wave/wave_steps.cuh, cases/wave/README.md):
+// times the streaming kernel's shapes for every order and T = 1 .. 4 steps per launch on an n^3
+// FP64 grid (8 ghost layers, rows padded to 16 cells, owned cells aligned), against the column
+// kernel (kernels.cu's one-step kernel) and the same run's copy bandwidth B (cudaMemcpyAsync, as
+// the roof/copy row makes it; R1w = B / 24 bytes, the one-step roofline of a leapfrog reading two
+// levels and writing one). Every shape's levels n + T - 1 and n + T are compared bit for bit with
+// T one-step launches of the column kernel. Prints each kernel's registers and spilled bytes.
+// Not a benchmark: it prints a table and exits.
+//
+//   usage: probe_wave [n (default 1024)] [repetitions (default 10)]
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "coefficients.hpp"
+#include "cush/error.hpp"
+#include "kernels.hpp"
+#include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
+
+namespace wave = cases::wave;
+
+namespace {
+
+constexpr long kHalo = 8;
+
+__global__ void fill_kernel(double* u, long cells, unsigned long long seed) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x) {
+    unsigned long long h = (static_cast<unsigned long long>(i) + seed) * 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 32;
+    u[i] = static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
+  }
+}
+
+// Cells of `box` where a and b differ bit for bit.
+__global__ void diff_kernel(const double* a, const double* b, wave::Box box, unsigned long long* bad) {
+  const long cells = box.nx * box.ny * box.nz;
+  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < cells; t += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long x = t % box.nx, y = (t / box.nx) % box.ny, z = t / (box.nx * box.ny);
+    const long at = ((z + box.z0) * box.pitch_y + y + box.y0) * box.pitch_x + x + box.x0;
+    if (__double_as_longlong(a[at]) != __double_as_longlong(b[at])) atomicAdd(bad, 1ULL);
+  }
+}
+
+template <class F>
+double median_ms(F launch, int reps) {
+  cudaEvent_t a, b;
+  CUSH_CUDA_CHECK(cudaEventCreate(&a));
+  CUSH_CUDA_CHECK(cudaEventCreate(&b));
+  for (int i = 0; i < 2; ++i) launch();
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    CUSH_CUDA_CHECK(cudaEventRecord(a));
+    launch();
+    CUSH_CUDA_CHECK(cudaEventRecord(b));
+    CUSH_CUDA_CHECK(cudaEventSynchronize(b));
+    float t = 0;
+    CUSH_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  CUSH_CUDA_CHECK(cudaEventDestroy(a));
+  CUSH_CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+wave::Box grown(wave::Box b, long by) {
+  b.x0 -= by;
+  b.y0 -= by;
+  b.z0 -= by;
+  b.nx += 2 * by;
+  b.ny += 2 * by;
+  b.nz += 2 * by;
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long n = argc > 1 ? std::atol(argv[1]) : 1024;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 10;
+  const long pitch = static_cast<long>(cases::padded_pitch(static_cast<std::size_t>(n), kHalo));
+  const wave::Box box{kHalo, kHalo, kHalo, n, n, n, pitch, n + 2 * kHalo};
+  const long cells = pitch * (n + 2 * kHalo) * (n + 2 * kHalo);
+  const long lead = static_cast<long>(cases::lead(kHalo));
+  // u^{n-1}, u^n; the fused launch's two outputs; the reference's two levels.
+  std::vector<double*> buffers(6);
+  for (double*& b : buffers) {
+    CUSH_CUDA_CHECK(cudaMalloc(&b, (lead + cells) * sizeof(double)));
+    b += lead;  // owned cells of every row on a 128-byte boundary
+  }
+  fill_kernel<<<4096, 256>>>(buffers[0], cells, 12345);
+  fill_kernel<<<4096, 256>>>(buffers[1], cells, 54321);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+  unsigned long long* bad = nullptr;
+  CUSH_CUDA_CHECK(cudaMalloc(&bad, sizeof(*bad)));
+
+  const double points = static_cast<double>(n) * n * n;
+  // The copy as bench/roofs.cu's roof/copy row makes it: cudaMemcpyAsync of up to 2 GiB.
+  const std::size_t copy_bytes = std::min<std::size_t>(cells * sizeof(double), std::size_t{2048} << 20);
+  const double copy_ms = median_ms(
+      [&] { CUSH_CUDA_CHECK(cudaMemcpyAsync(buffers[2], buffers[0], copy_bytes, cudaMemcpyDeviceToDevice)); }, reps);
+  const double copy_gbs = 2.0 * static_cast<double>(copy_bytes) / copy_ms / 1e6;
+  const double r1w = copy_gbs / 24;
+  std::printf("probe_wave: %ld^3 FP64, %ld ghost layers, %d repetitions, median per launch\n", n, kHalo, reps);
+  std::printf("copy %.0f GB/s: R1w = %.1f G updates/s\n\n", copy_gbs, r1w);
+  std::printf("| order | kernel | T | regs | spilled B | ms per launch | G updates/s | x R1w | differing cells |\n"
+              "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int order : wave::kOrders) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    for (long t = 1; t <= 4 && t * l.radius <= kHalo; ++t) {
+      // The reference: t column-kernel steps in place, on boxes shrinking by a radius a step.
+      CUSH_CUDA_CHECK(cudaMemcpy(buffers[4], buffers[0], cells * sizeof(double), cudaMemcpyDeviceToDevice));
+      CUSH_CUDA_CHECK(cudaMemcpy(buffers[5], buffers[1], cells * sizeof(double), cudaMemcpyDeviceToDevice));
+      double* older = buffers[4];
+      double* current = buffers[5];
+      for (long s = 0; s < t; ++s) {
+        wave::launch_column_step(older, current, older, grown(box, (t - 1 - s) * l.radius), l, nullptr);
+        std::swap(older, current);
+      }
+      CUSH_CUDA_CHECK(cudaDeviceSynchronize());
+      auto report = [&](const std::string& name, const void* kernel, auto launch) {
+        cudaFuncAttributes attr{};
+        if (kernel != nullptr) CUSH_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+        for (int i : {2, 3}) CUSH_CUDA_CHECK(cudaMemset(buffers[i] - lead, 0xff, (lead + cells) * sizeof(double)));
+        launch();
+        unsigned long long differing = 0;
+        for (const auto& [got, want] : {std::pair{buffers[3], current}, std::pair{buffers[2], older}}) {
+          if (t == 1 && got == buffers[2]) continue;  // one step has no second output
+          CUSH_CUDA_CHECK(cudaMemset(bad, 0, sizeof(*bad)));
+          diff_kernel<<<4096, 256>>>(got, want, box, bad);
+          CUSH_CUDA_CHECK(cudaGetLastError());
+          unsigned long long d = 0;
+          CUSH_CUDA_CHECK(cudaMemcpy(&d, bad, sizeof(d), cudaMemcpyDeviceToHost));
+          differing += d;
+        }
+        const double ms = median_ms(launch, reps);
+        const double rate = points * static_cast<double>(t) / ms / 1e6;
+        std::printf("| %d | %s | %ld | %d | %zu | %.3f | %.1f | %.2f | %llu |\n", order, name.c_str(), t, attr.numRegs,
+                    attr.localSizeBytes, ms, rate, rate / r1w, differing);
+        std::fflush(stdout);
+      };
+      const wave::WaveLevels lv{buffers[0], buffers[1], t == 1 ? nullptr : buffers[2], buffers[3]};
+      if (t == 1)
+        report("column (one-step)", nullptr, [&] { wave::launch_column_step(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      if (t <= static_cast<long>(wave::max_fused_steps(order)))
+        report("launch_steps (the case's choice)", nullptr, [&] { wave::launch_steps(lv, box, l, static_cast<std::size_t>(t), nullptr); });
+      // Shapes: W x TY threads, NY rows each.
+      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1>() {
+        if (R != l.radius || T != t) return;
+        using C = wave::WaveStepsConfig<R, T, W, TY, NY, 1, U>;
+        report("streaming " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
+                   (U > 1 ? " unroll " + std::to_string(U) : ""),
+               reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
+               [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
+      };
+      shape.template operator()<1, 1, 64, 8, 4>();
+      shape.template operator()<1, 1, 64, 8, 4, 3>();
+      shape.template operator()<2, 1, 64, 8, 4>();
+      shape.template operator()<2, 1, 64, 8, 4, 5>();
+      shape.template operator()<3, 1, 64, 8, 4>();
+      shape.template operator()<4, 1, 64, 8, 4>();
+      shape.template operator()<4, 1, 64, 4, 8>();
+      shape.template operator()<1, 2, 64, 8, 4>();
+      shape.template operator()<1, 2, 64, 8, 4, 3>();
+      shape.template operator()<1, 3, 64, 8, 4>();
+      shape.template operator()<1, 3, 64, 8, 4, 3>();
+      shape.template operator()<1, 4, 64, 8, 4>();
+      shape.template operator()<1, 4, 64, 8, 4, 3>();
+      shape.template operator()<1, 4, 64, 4, 8>();
+      shape.template operator()<2, 2, 64, 8, 4>();
+      shape.template operator()<2, 2, 64, 8, 4, 5>();
+      shape.template operator()<2, 2, 64, 4, 8>();
+    }
+  }
+  for (double* b : buffers) CUSH_CUDA_CHECK(cudaFree(b - lead));
+  CUSH_CUDA_CHECK(cudaFree(bad));
+  return 0;
+}
