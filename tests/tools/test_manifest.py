@@ -25,6 +25,16 @@ class Manifest(unittest.TestCase):
         row = next(line for line in page.splitlines() if line.startswith("| `lbm_goal_2026-11-24.json` |"))
         self.assertIn("[lbm.md](../lbm.md)", row)
 
+    def test_a_run_of_aggregates_only_counts_its_rows_medians(self):
+        # --benchmark_report_aggregates_only leaves no iteration runs: the rows are counted by median.
+        row = next(line for line in manifest.render(DATA, ROOT).splitlines()
+                   if line.startswith("| `wave_2026-11-28_2xh200.json` |"))
+        self.assertIn("Google Benchmark, the medians of 13 rows: case/wave, case/wave_overlap, roof/copy, temporal/wave",
+                      row)
+        row = next(line for line in manifest.render(DATA, ROOT).splitlines()
+                   if line.startswith("| `lbm_goal_2026-11-24.json` |"))
+        self.assertRegex(row, r"Google Benchmark, [0-9]+ runs: ")
+
 
 if __name__ == "__main__":
     unittest.main()

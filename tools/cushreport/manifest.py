@@ -24,10 +24,16 @@ def _describe(path):
         hardware = f"{count} x {model}" if count and model else "-"
         if context.get("virtual_gpus"):
             hardware += f" (virtual GPUs: {context['virtual_gpus']})"
-        rows = [b for b in run.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+        benchmarks = run.get("benchmarks", [])
+        rows = [b for b in benchmarks if b.get("run_type", "iteration") == "iteration"]
+        if rows:
+            counted = f"{len(rows)} runs"
+        else:  # --benchmark_report_aggregates_only: the rows' medians, means, ...
+            rows = [b for b in benchmarks if b.get("aggregate_name") == "median"]
+            counted = f"the medians of {len(rows)} rows"
         names = [b.get("run_name", b.get("name", "")).split("/") for b in rows]
         families = sorted({"/".join(n[:2]) for n in names if len(n) > 1})
-        what = f"Google Benchmark, {len(rows)} runs: " + ", ".join(families[:4]) + (", ..." if len(families) > 4 else "")
+        what = f"Google Benchmark, {counted}: " + ", ".join(families[:4]) + (", ..." if len(families) > 4 else "")
         if context.get("cut"):
             what += " (cut by a time limit after its last whole row)"
         return str(context.get("date", "-"))[:10], hardware, what
