@@ -49,8 +49,12 @@ class CommittedTables(unittest.TestCase):
 
     def test_temporal(self):
         page = section(committed("temporal.md"), "## All rows (`python3 -m cushreport summarize temporal`, tools/)",
-                       "## Not done yet")
+                       "## The wave case: the streaming kernel")
         self.assertEqual(table_rows(temporal.render(load("temporal_2026-11-28_2xh200.json"))), table_rows(page))
+
+    def test_temporal_wave(self):
+        page = section(committed("temporal.md"), "## The wave case: the streaming kernel", "## Not done yet")
+        self.assertEqual(table_rows(temporal.render(load("wave_2026-11-28_2xh200.json"))), table_rows(page))
 
     def test_host_ops(self):
         page = committed("host_ops.md").split("\n", 1)[1]  # after the provenance comment

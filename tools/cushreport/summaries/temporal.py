@@ -1,12 +1,14 @@
-"""The fused advection kernel (bench_cases rows `temporal/...` of cases/advection/bench_advection.cpp)
-against the ceilings measured in the same run (`roof/copy/...` and `roof/fp64_fma/...`,
-bench/roofs.cu).
+"""The fused stencil kernels against the ceilings measured in the same run (`roof/copy/...` and
+`roof/fp64_fma/...`, bench/roofs.cu): the advection case's (bench_cases rows `temporal/advection...`
+of cases/advection/bench_advection.cpp) and the wave case's (rows `case/wave...` for one step a
+launch and `temporal/wave...` for T, cases/wave/bench_wave.cpp).
 
-R1 = copy GB/s / 16 (the one-step roofline: an update reads and writes 8 bytes) and F / 27 =
-GFMA/s / 27 (no kernel evaluating the 27 terms does better). Per grid: the single-GPU reference's
-rate for each T (steps per launch) with its fractions of both and its gain over T = 1; per GPU
-count, the overlapped raw and cush rates, cush / raw and the efficiency E_g = rate / (g x the
-single-GPU rate at the same T). Ratios come from one file, that is one run.
+Advection: R1 = copy GB/s / 16 (the one-step roofline: an update reads and writes 8 bytes) and
+F / 27 = GFMA/s / 27 (no kernel evaluating the 27 terms does better). Wave: R1w = copy GB/s / 24
+(a leapfrog step reads two levels and writes one). Per grid (and order): the single-GPU
+reference's rate for each T (steps per launch) with its fractions of the ceilings and its gain
+over T = 1; per GPU count, the overlapped raw and cush rates, cush / raw and the efficiency E_g =
+rate / (g x the single-GPU rate at the same T). Ratios come from one file, that is one run.
 """
 import re
 from collections import defaultdict
@@ -17,19 +19,55 @@ from ..gbench import error_lines
 NAME = re.compile(r"^temporal/(?P<kind>advection|advection_overlap)/(?P<t>\d+)/(?P<v>single|multi_cuda|multi_cush)"
                   r"/(?P<g>\d+)gpu/(?P<n>\d+)")
 ROOF = re.compile(r"^roof/(?P<what>copy|fp64_fma)/")
+# The wave's rows: one step a launch (case/...) or T (temporal/...), per order.
+WAVE = re.compile(r"^(?P<family>case|temporal)/(?P<kind>wave|wave_overlap)/(?P<order>\d+)/(?:(?P<t>\d+)/)?"
+                  r"(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<n>\d+)")
 
 
 def medians(run):
-    """(kind, variant, T, gpus, n) -> median G updates/s; and the ceilings' medians (GB/s, GFMA/s)."""
+    """(kind, variant, T, gpus, n) -> median G updates/s (the wave's kinds carry the order:
+    ("wave", order) and ("wave_overlap", order)); and the ceilings' medians (GB/s, GFMA/s)."""
     rate, roofs = defaultdict(list), defaultdict(list)
     for row in run.rows:
         m = NAME.match(row.name)
         if m:
             rate[(m["kind"], m["v"], int(m["t"]), int(m["g"]), int(m["n"]))].append(row.fields.get("Gpts/s", float("nan")))
+        w = WAVE.match(row.name)
+        if w and (w["family"] == "temporal") == (w["t"] is not None):
+            key = ((w["kind"], int(w["order"])), w["v"], int(w["t"] or 1), int(w["g"]), int(w["n"]))
+            rate[key].append(row.fields.get("Gpts/s", float("nan")))
         r = ROOF.match(row.name)
         if r:
             roofs[r["what"]].append(row.fields.get("GB/s" if r["what"] == "copy" else "GFMA/s", float("nan")))
     return ({k: stats.median(v) for k, v in rate.items()}, {k: stats.median(v) for k, v in roofs.items()})
+
+
+def wave_lines(rate, roofs):
+    """The wave's tables: per order and grid, one GPU by T against R1w, then per GPU count the
+    overlapped variants."""
+    nan = float("nan")
+    r1w = roofs.get("copy", nan) / 24
+    lines = [f"Wave: copy {roofs.get('copy', nan):.0f} GB/s, R1w = {r1w:.1f} G updates/s.", ""]
+    for order in sorted({k[0][1] for k in rate if isinstance(k[0], tuple)}):
+        single_kind, overlap_kind = ("wave", order), ("wave_overlap", order)
+        for n in sorted({k[4] for k in rate if k[0] in (single_kind, overlap_kind)}):
+            steps = sorted({k[2] for k in rate if k[0] in (single_kind, overlap_kind) and k[4] == n})
+            single = {t: rate.get((single_kind, "single", t, 1, n), nan) for t in steps}
+            lines += [f"## Wave, order {order}, one GPU, {n}^3 (single-GPU reference)", "",
+                      "| T | G updates/s | x R1w | x T = 1 |", "|---:|---:|---:|---:|"]
+            lines += [f"| {t} | {single[t]:.1f} | {single[t] / r1w:.3f} | {single[t] / single.get(1, nan):.3f} |"
+                      for t in steps if single[t] == single[t]]
+            lines.append("")
+            for g in sorted({k[3] for k in rate if k[0] == overlap_kind and k[4] == n}):
+                lines += [f"## Wave, order {order}, {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped", "",
+                          "| T | raw G/s | cush G/s | cush / raw | E (cush) |", "|---:|---:|---:|---:|---:|"]
+                for t in steps:
+                    raw = rate.get((overlap_kind, "multi_cuda", t, g, n), nan)
+                    cush = rate.get((overlap_kind, "multi_cush", t, g, n), nan)
+                    if raw == raw or cush == cush:
+                        lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
+                lines.append("")
+    return lines
 
 
 def page(run):
@@ -38,6 +76,11 @@ def page(run):
     ctx = run.context
     lines = [f"# temporal ({ctx.get('date', '?')}, {ctx.get('gpu_count', '?')} x {ctx.get('gpus', '?')})", ""]
     lines += error_lines(run)
+    if any(isinstance(k[0], tuple) for k in rate):
+        lines += wave_lines(rate, roofs)
+        rate = {k: v for k, v in rate.items() if not isinstance(k[0], tuple)}
+        if not rate:
+            return lines
     r1 = roofs.get("copy", nan) / 16
     f27 = roofs.get("fp64_fma", nan) / 27
     lines += [f"Ceilings: copy {roofs.get('copy', nan):.0f} GB/s, R1 = {r1:.1f} G updates/s; FP64 FMA "
