@@ -22,6 +22,19 @@ inline std::size_t padded_pitch(std::size_t nx, std::size_t h = 1) {
   return (nx + 2 * h + kRowAlign - 1) / kRowAlign * kRowAlign;
 }
 
+/// `b` grown by `by` cells on every side: a box of the cases' stencil kernels (any type with x0,
+/// y0, z0, nx, ny and nz), e.g. the cells a step of a fused launch computes.
+template <class Box>
+Box grown(Box b, long by) {
+  b.x0 -= by;
+  b.y0 -= by;
+  b.z0 -= by;
+  b.nx += 2 * by;
+  b.ny += 2 * by;
+  b.nz += 2 * by;
+  return b;
+}
+
 /// Copy parameters between `planes` z planes of a host array (nx x ny x nz, x fastest, from plane
 /// `first`) and a slab stored with h ghost layers (rows padded_pitch(nx, h) apart, ny + 2 h rows a
 /// plane, planes + 2 h planes; `dev` is its first ghost cell), host to device when `to_device`.

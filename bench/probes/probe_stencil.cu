@@ -18,6 +18,7 @@
 #include "advection.hpp"
 #include "cush/error.hpp"
 #include "kernels.hpp"
+#include "probe_support.cuh"
 #include "stencil.cuh"  // launch_stencil_tiles: other shapes than the case's
 
 namespace adv = cases::advection;
@@ -55,32 +56,6 @@ __global__ void first_kernel(const double* __restrict__ in, double* __restrict__
   }
 }
 
-__global__ void fill_kernel(double* u, long cells, unsigned long long seed) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x) {
-    unsigned long long h = (static_cast<unsigned long long>(i) + seed) * 0x9E3779B97F4A7C15ULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 32;
-    u[i] = static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
-  }
-}
-
-__global__ void copy_kernel(const double* __restrict__ in, double* __restrict__ out, long cells) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x)
-    out[i] = in[i];
-}
-
-// Cells of box where a (layout pa) and b (layout pb) differ bit for bit.
-__global__ void diff_kernel(const double* a, adv::Box pa, const double* b, adv::Box pb, unsigned long long* bad) {
-  const long cells = pa.nx * pa.ny * pa.nz;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < cells; t += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long x = t % pa.nx, y = (t / pa.nx) % pa.ny, z = t / (pa.nx * pa.ny);
-    const double u = a[((z + pa.z0) * pa.pitch_y + y + pa.y0) * pa.pitch_x + x + pa.x0];
-    const double v = b[((z + pb.z0) * pb.pitch_y + y + pb.y0) * pb.pitch_x + x + pb.x0];
-    if (__double_as_longlong(u) != __double_as_longlong(v)) atomicAdd(bad, 1ULL);
-  }
-}
-
 struct Layout {
   adv::Box box;     // the owned cells and the pitches
   long cells = 0;   // stored cells
@@ -107,28 +82,6 @@ void free_layout(Layout& l) {
   CUSH_CUDA_CHECK(cudaFree(l.out - l.front));
 }
 
-template <class F>
-double median_ms(F launch, int reps) {
-  cudaEvent_t a, b;
-  CUSH_CUDA_CHECK(cudaEventCreate(&a));
-  CUSH_CUDA_CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 2; ++i) launch();
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    CUSH_CUDA_CHECK(cudaEventRecord(a));
-    launch();
-    CUSH_CUDA_CHECK(cudaEventRecord(b));
-    CUSH_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    CUSH_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CUSH_CUDA_CHECK(cudaEventDestroy(a));
-  CUSH_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,7 +89,7 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 10;
   const adv::Coefficients c = adv::kernel_coefficients(adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9}));
   Layout plain = make_layout(n, false), padded = make_layout(n, true);
-  fill_kernel<<<4096, 256>>>(plain.in, plain.cells, 12345);
+  probe::fill_kernel<<<4096, 256>>>(plain.in, plain.cells, 12345);
   CUSH_CUDA_CHECK(cudaGetLastError());
   cudaMemcpy3DParms p{};  // the same values, cell for cell, into the padded layout
   p.srcPtr = make_cudaPitchedPtr(plain.in, plain.box.pitch_x * sizeof(double), plain.box.pitch_x, n + 2);
@@ -162,11 +115,11 @@ int main(int argc, char** argv) {
     theirs.x0 += skip;
     mine.nx -= skip;
     theirs.nx -= skip;
-    diff_kernel<<<4096, 256>>>(l.out, mine, reference, theirs, bad);
+    probe::diff_kernel<<<4096, 256>>>(l.out, mine, reference, theirs, bad);
     CUSH_CUDA_CHECK(cudaGetLastError());
     unsigned long long differing = 0;
     CUSH_CUDA_CHECK(cudaMemcpy(&differing, bad, sizeof(differing), cudaMemcpyDeviceToHost));
-    const double ms = median_ms(launch, reps);
+    const double ms = probe::median_ms(launch, reps);
     std::printf("| %s | %s | %.3f | %.1f | %.0f | %llu |\n", name.c_str(), l.front ? "padded" : "plain", ms,
                 points / ms / 1e6, 16 * points / ms / 1e6, differing);
     std::fflush(stdout);
@@ -179,7 +132,7 @@ int main(int argc, char** argv) {
   for (Layout* l : {&plain, &padded}) {
     const adv::Box lb = l->box;
     const long cells = l->cells;
-    const double copy_ms = median_ms([&] { copy_kernel<<<4096, 512>>>(l->in, l->out, cells); }, reps);
+    const double copy_ms = probe::median_ms([&] { probe::copy_kernel<<<4096, 512>>>(l->in, l->out, cells); }, reps);
     std::printf("| copy (all stored cells) | %s | %.3f | - | %.0f | - |\n", l->front ? "padded" : "plain", copy_ms,
                 16.0 * cells / copy_ms / 1e6);
     report("first (registers, 27-chain)", *l, [&] {

@@ -19,6 +19,7 @@
 #include "advection.hpp"
 #include "cush/error.hpp"
 #include "kernels.hpp"
+#include "probe_support.cuh"
 #include "roofs.hpp"
 #include "stencil_skewed.cuh"  // launch_stencil_skewed_tiles: other shapes than the case's
 #include "stencil_steps.cuh"   // launch_stencil_steps_tiles: the same
@@ -26,66 +27,7 @@
 namespace adv = cases::advection;
 
 namespace {
-
 constexpr long kHalo = 4;
-
-__global__ void fill_kernel(double* u, long cells, unsigned long long seed) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x) {
-    unsigned long long h = (static_cast<unsigned long long>(i) + seed) * 0x9E3779B97F4A7C15ULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 32;
-    u[i] = static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
-  }
-}
-
-__global__ void copy_kernel(const double* __restrict__ in, double* __restrict__ out, long cells) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x)
-    out[i] = in[i];
-}
-
-// Cells of `box` where a and b differ bit for bit.
-__global__ void diff_kernel(const double* a, const double* b, adv::Box box, unsigned long long* bad) {
-  const long cells = box.nx * box.ny * box.nz;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < cells; t += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long x = t % box.nx, y = (t / box.nx) % box.ny, z = t / (box.nx * box.ny);
-    const long at = ((z + box.z0) * box.pitch_y + y + box.y0) * box.pitch_x + x + box.x0;
-    if (__double_as_longlong(a[at]) != __double_as_longlong(b[at])) atomicAdd(bad, 1ULL);
-  }
-}
-
-template <class F>
-double median_ms(F launch, int reps) {
-  cudaEvent_t a, b;
-  CUSH_CUDA_CHECK(cudaEventCreate(&a));
-  CUSH_CUDA_CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 2; ++i) launch();
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    CUSH_CUDA_CHECK(cudaEventRecord(a));
-    launch();
-    CUSH_CUDA_CHECK(cudaEventRecord(b));
-    CUSH_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    CUSH_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CUSH_CUDA_CHECK(cudaEventDestroy(a));
-  CUSH_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-adv::Box grown(adv::Box b, long by) {
-  b.x0 -= by;
-  b.y0 -= by;
-  b.z0 -= by;
-  b.nx += 2 * by;
-  b.ny += 2 * by;
-  b.nz += 2 * by;
-  return b;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,7 +46,7 @@ int main(int argc, char** argv) {
   double* in = buffers[0];
   double* out = buffers[1];
   double* reference = buffers[4];
-  fill_kernel<<<4096, 256>>>(in, cells, 12345);
+  probe::fill_kernel<<<4096, 256>>>(in, cells, 12345);
   CUSH_CUDA_CHECK(cudaGetLastError());
   unsigned long long* bad = nullptr;
   CUSH_CUDA_CHECK(cudaMalloc(&bad, sizeof(*bad)));
@@ -112,10 +54,10 @@ int main(int argc, char** argv) {
   CUSH_CUDA_CHECK(cudaMalloc(&sink, sizeof(double)));
 
   const double points = static_cast<double>(n) * n * n;
-  const double copy_ms = median_ms([&] { copy_kernel<<<4096, 512>>>(in, out, cells); }, reps);
+  const double copy_ms = probe::median_ms([&] { probe::copy_kernel<<<4096, 512>>>(in, out, cells); }, reps);
   const double copy_gbs = 16.0 * cells / copy_ms / 1e6;
   double fmas = 0;
-  const double fma_ms = median_ms([&] { fmas = cush_bench::launch_fp64_fmas(sink, nullptr); }, reps);
+  const double fma_ms = probe::median_ms([&] { fmas = cush_bench::launch_fp64_fmas(sink, nullptr); }, reps);
   const double gfmas = fmas / fma_ms / 1e6;
   const double r1 = copy_gbs / 16, f27 = gfmas / 27;
   std::printf("probe_steps: %ld^3 FP64, %ld ghost layers, %d repetitions, median per launch\n", n, kHalo, reps);
@@ -127,19 +69,15 @@ int main(int argc, char** argv) {
     const double* from = in;
     for (long s = 0; s < t; ++s) {
       double* to = s + 1 == t ? reference : buffers[2 + s % 2];
-      adv::launch_stencil(from, to, grown(box, t - 1 - s), c, nullptr);
+      adv::launch_stencil(from, to, cases::grown(box, t - 1 - s), c, nullptr);
       from = to;
     }
     CUSH_CUDA_CHECK(cudaDeviceSynchronize());
     auto report = [&](const std::string& name, auto launch) {
       CUSH_CUDA_CHECK(cudaMemset(out - lead, 0xff, (lead + cells) * sizeof(double)));  // NaN everywhere
       launch();
-      CUSH_CUDA_CHECK(cudaMemset(bad, 0, sizeof(*bad)));
-      diff_kernel<<<4096, 256>>>(out, reference, box, bad);
-      CUSH_CUDA_CHECK(cudaGetLastError());
-      unsigned long long differing = 0;
-      CUSH_CUDA_CHECK(cudaMemcpy(&differing, bad, sizeof(differing), cudaMemcpyDeviceToHost));
-      const double ms = median_ms(launch, reps);
+      const unsigned long long differing = probe::differing(out, reference, box, bad);
+      const double ms = probe::median_ms(launch, reps);
       const double rate = points * static_cast<double>(t) / ms / 1e6;
       std::printf("| %s | %ld | %.3f | %.1f | %.2f | %.2f | %llu |\n", name.c_str(), t, ms, rate, rate / r1, rate / f27,
                   differing);

@@ -20,66 +20,13 @@
 #include "coefficients.hpp"
 #include "cush/error.hpp"
 #include "kernels.hpp"
+#include "probe_support.cuh"
 #include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
 
 namespace wave = cases::wave;
 
 namespace {
-
 constexpr long kHalo = 8;
-
-__global__ void fill_kernel(double* u, long cells, unsigned long long seed) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < cells; i += static_cast<long>(gridDim.x) * blockDim.x) {
-    unsigned long long h = (static_cast<unsigned long long>(i) + seed) * 0x9E3779B97F4A7C15ULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 32;
-    u[i] = static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
-  }
-}
-
-// Cells of `box` where a and b differ bit for bit.
-__global__ void diff_kernel(const double* a, const double* b, wave::Box box, unsigned long long* bad) {
-  const long cells = box.nx * box.ny * box.nz;
-  for (long t = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; t < cells; t += static_cast<long>(gridDim.x) * blockDim.x) {
-    const long x = t % box.nx, y = (t / box.nx) % box.ny, z = t / (box.nx * box.ny);
-    const long at = ((z + box.z0) * box.pitch_y + y + box.y0) * box.pitch_x + x + box.x0;
-    if (__double_as_longlong(a[at]) != __double_as_longlong(b[at])) atomicAdd(bad, 1ULL);
-  }
-}
-
-template <class F>
-double median_ms(F launch, int reps) {
-  cudaEvent_t a, b;
-  CUSH_CUDA_CHECK(cudaEventCreate(&a));
-  CUSH_CUDA_CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 2; ++i) launch();
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    CUSH_CUDA_CHECK(cudaEventRecord(a));
-    launch();
-    CUSH_CUDA_CHECK(cudaEventRecord(b));
-    CUSH_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    CUSH_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CUSH_CUDA_CHECK(cudaEventDestroy(a));
-  CUSH_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-wave::Box grown(wave::Box b, long by) {
-  b.x0 -= by;
-  b.y0 -= by;
-  b.z0 -= by;
-  b.nx += 2 * by;
-  b.ny += 2 * by;
-  b.nz += 2 * by;
-  return b;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,8 +42,8 @@ int main(int argc, char** argv) {
     CUSH_CUDA_CHECK(cudaMalloc(&b, (lead + cells) * sizeof(double)));
     b += lead;  // owned cells of every row on a 128-byte boundary
   }
-  fill_kernel<<<4096, 256>>>(buffers[0], cells, 12345);
-  fill_kernel<<<4096, 256>>>(buffers[1], cells, 54321);
+  probe::fill_kernel<<<4096, 256>>>(buffers[0], cells, 12345);
+  probe::fill_kernel<<<4096, 256>>>(buffers[1], cells, 54321);
   CUSH_CUDA_CHECK(cudaGetLastError());
   unsigned long long* bad = nullptr;
   CUSH_CUDA_CHECK(cudaMalloc(&bad, sizeof(*bad)));
@@ -104,7 +51,7 @@ int main(int argc, char** argv) {
   const double points = static_cast<double>(n) * n * n;
   // The copy as bench/roofs.cu's roof/copy row makes it: cudaMemcpyAsync of up to 2 GiB.
   const std::size_t copy_bytes = std::min<std::size_t>(cells * sizeof(double), std::size_t{2048} << 20);
-  const double copy_ms = median_ms(
+  const double copy_ms = probe::median_ms(
       [&] { CUSH_CUDA_CHECK(cudaMemcpyAsync(buffers[2], buffers[0], copy_bytes, cudaMemcpyDeviceToDevice)); }, reps);
   const double copy_gbs = 2.0 * static_cast<double>(copy_bytes) / copy_ms / 1e6;
   const double r1w = copy_gbs / 24;
@@ -121,7 +68,7 @@ int main(int argc, char** argv) {
       double* older = buffers[4];
       double* current = buffers[5];
       for (long s = 0; s < t; ++s) {
-        wave::launch_column_step(older, current, older, grown(box, (t - 1 - s) * l.radius), l, nullptr);
+        wave::launch_column_step(older, current, older, cases::grown(box, (t - 1 - s) * l.radius), l, nullptr);
         std::swap(older, current);
       }
       CUSH_CUDA_CHECK(cudaDeviceSynchronize());
@@ -133,14 +80,9 @@ int main(int argc, char** argv) {
         unsigned long long differing = 0;
         for (const auto& [got, want] : {std::pair{buffers[3], current}, std::pair{buffers[2], older}}) {
           if (t == 1 && got == buffers[2]) continue;  // one step has no second output
-          CUSH_CUDA_CHECK(cudaMemset(bad, 0, sizeof(*bad)));
-          diff_kernel<<<4096, 256>>>(got, want, box, bad);
-          CUSH_CUDA_CHECK(cudaGetLastError());
-          unsigned long long d = 0;
-          CUSH_CUDA_CHECK(cudaMemcpy(&d, bad, sizeof(d), cudaMemcpyDeviceToHost));
-          differing += d;
+          differing += probe::differing(got, want, box, bad);
         }
-        const double ms = median_ms(launch, reps);
+        const double ms = probe::median_ms(launch, reps);
         const double rate = points * static_cast<double>(t) / ms / 1e6;
         std::printf("| %d | %s | %ld | %d | %zu | %.3f | %.1f | %.2f | %llu |\n", order, name.c_str(), t, attr.numRegs,
                     attr.localSizeBytes, ms, rate, rate / r1w, differing);

@@ -67,16 +67,6 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-adv::Box grown(adv::Box b, long by) {
-  b.x0 -= by;
-  b.y0 -= by;
-  b.z0 -= by;
-  b.nx += 2 * by;
-  b.ny += 2 * by;
-  b.nz += 2 * by;
-  return b;
-}
-
 // launch_stencil_steps(T) on `box` of an array of random values (ghosts too) against T
 // launch_stencil calls on boxes shrinking by a cell a step; the box's cells must have the same
 // bytes, and the cells around it must be left alone.
@@ -93,7 +83,7 @@ void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedul
   const double* from = a.p;
   for (std::size_t s = 0; s < steps; ++s) {
     double* to = s + 1 == steps ? c.p : (s % 2 == 0 ? b.p : d.p);
-    adv::launch_stencil(from + offset, to + offset, grown(box, static_cast<long>(steps - 1 - s)), k, nullptr);
+    adv::launch_stencil(from + offset, to + offset, cases::grown(box, static_cast<long>(steps - 1 - s)), k, nullptr);
     from = to;
   }
   CUSH_CUDA_CHECK(cudaDeviceSynchronize());

@@ -103,16 +103,6 @@ struct DeviceBuffer {
   }
 };
 
-wave::Box grown(wave::Box b, long by) {
-  b.x0 -= by;
-  b.y0 -= by;
-  b.z0 -= by;
-  b.nx += 2 * by;
-  b.ny += 2 * by;
-  b.nz += 2 * by;
-  return b;
-}
-
 // launch_steps(T) on `box` of two random levels (ghosts too, `offset` cells into the arrays)
 // against T column-kernel steps in place on boxes shrinking by a radius a step: both new levels
 // must have the same bytes on the box and nothing around the box may be written. One step also
@@ -133,7 +123,7 @@ void check_streaming(const wave::Leapfrog& l, wave::Box box, std::size_t steps, 
   double* ref_current = ref_b.p;
   for (std::size_t s = 0; s < steps; ++s) {
     wave::launch_column_step(ref_older + offset, ref_current + offset, ref_older + offset,
-                             grown(box, static_cast<long>(steps - 1 - s) * l.radius), l, nullptr);
+                             cases::grown(box, static_cast<long>(steps - 1 - s) * l.radius), l, nullptr);
     std::swap(ref_older, ref_current);
   }
   CUSH_CUDA_CHECK(cudaDeviceSynchronize());
@@ -166,6 +156,15 @@ void check_streaming(const wave::Leapfrog& l, wave::Box box, std::size_t steps, 
   }
 }
 
+// f(leapfrog, steps, ghost layers) for every order and number of steps a launch fuses.
+template <class F>
+void for_each_launch(F&& f) {
+  for (int order : wave::kOrders) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    for (std::size_t steps : fused_steps(order)) f(l, steps, static_cast<long>(steps) * l.radius);
+  }
+}
+
 }  // namespace
 
 // The streaming kernel, at every order and number of fused steps, gives the bits of column-kernel
@@ -174,19 +173,15 @@ void check_streaming(const wave::Leapfrog& l, wave::Box box, std::size_t steps, 
 TEST(CaseWave, StreamingKernelEqualsColumnKernelSteps) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  for (int order : wave::kOrders) {
-    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
-    for (std::size_t steps : fused_steps(order)) {
-      const long h = static_cast<long>(steps) * l.radius;
-      for (const auto& [nx, ny, nz, pitch_pad, offset] :
-           std::vector<std::array<long, 5>>{{1, 1, 1, 16, 0}, {37, 19, 13, 16, 16 - h % 16}, {61, 29, 7, 0, 3},
-                                            {130, 3, 5, 16, 5}, {2, 70, 9, 0, 0}}) {
-        const long pitch_x = pitch_pad == 0 ? nx + 2 * h + 1 : (nx + 2 * h + 15) / 16 * 16;
-        check_streaming(l, wave::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset);
-      }
-      check_streaming(l, wave::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, steps, 7);  // not at the start
+  for_each_launch([](const wave::Leapfrog& l, std::size_t steps, long h) {
+    for (const auto& [nx, ny, nz, pitch_pad, offset] :
+         std::vector<std::array<long, 5>>{{1, 1, 1, 16, 0}, {37, 19, 13, 16, 16 - h % 16}, {61, 29, 7, 0, 3},
+                                          {130, 3, 5, 16, 5}, {2, 70, 9, 0, 0}}) {
+      const long pitch_x = pitch_pad == 0 ? nx + 2 * h + 1 : (nx + 2 * h + 15) / 16 * 16;
+      check_streaming(l, wave::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset);
     }
-  }
+    check_streaming(l, wave::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, steps, 7);  // not at the start
+  });
 }
 
 // Many z runs (over 2048 blocks of 8 planes or fewer), the last one shorter. (Apart from the small
@@ -194,13 +189,9 @@ TEST(CaseWave, StreamingKernelEqualsColumnKernelSteps) {
 TEST(CaseWave, StreamingKernelOverManyZRunsEqualsColumnKernelSteps) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  for (int order : wave::kOrders) {
-    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
-    for (std::size_t steps : fused_steps(order)) {
-      const long h = static_cast<long>(steps) * l.radius;
-      check_streaming(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, steps, 0);
-    }
-  }
+  for_each_launch([](const wave::Leapfrog& l, std::size_t steps, long h) {
+    check_streaming(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, steps, 0);
+  });
 }
 
 TEST(CaseWave, SingleGpuEqualsTheHostLeapfrog) {
