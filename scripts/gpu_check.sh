@@ -38,7 +38,11 @@
 #                is found; not in the default parts), and bench_cases' rows of lbm,
 #                advection, matmul, karst, fft, scale on 1, 2, 4 ... GPUs, and rbffd (strong at
 #                2^20-2^24, overlapped, captured into a CUDA graph, weak, the exchange alone, the stage's SpMV against the copy;
-#                not in the default parts: its set-up at 2^24 takes minutes)
+#                not in the default parts: its set-up at 2^24 takes minutes), and temporal (the
+#                ceilings, the fused advection rows, and the wave case's single-GPU rows and its
+#                overlapped multi-GPU rows at orders 2 and 8 (one step) and 2 (4 fused steps), at
+#                512^3 and 1024^3, then `summarize temporal` of them in $OUT/temporal.md; not in
+#                the default parts)
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
 #                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
 #                series; CUSH_MULTI_FILTER_halo='/(2048|4096)/': the large faces)
@@ -64,7 +68,7 @@ known_steps=" build test demo archcheck sanitize report probe bench devbench hal
 for s in ${CUSH_STEPS//,/ }; do
   [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
 done
-known_parts=" device_ops overlap ranks halo lbm advection matmul karst fft scale rbffd "
+known_parts=" device_ops overlap ranks halo lbm advection matmul karst fft scale rbffd temporal "
 for p in ${CUSH_MULTI_PARTS:-}; do
   [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
 done
@@ -269,13 +273,14 @@ if has multi; then
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
     [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/"
     [scale]="^case/scale/[a-z_]+/[$counts]gpu/"
+    [temporal]="^(roof/(copy|fp64_fma)/1gpu|temporal/(advection|advection_overlap)/[0-9]+/[a-z_]+/[$counts]gpu/(512|1024)|case/wave/[0-9]+/single/1gpu/(512|1024)|temporal/wave/[0-9]+/[0-9]+/single/1gpu/(512|1024)|case/wave_overlap/(2|8)/[a-z_]+/[$counts]gpu/(512|1024)|temporal/wave_overlap/2/4/[a-z_]+/[$counts]gpu/(512|1024))(/|$)"
     [rbffd]="^(case/rbffd(_overlap|_split|_weak|_graph)?/[a-z_]+/[$counts]gpu/(20|22|23|24)|exchange/rbffd/(raw|automatic)/[$counts]gpu/(20|22|24)|spmv/rbffd/(d2d_copy|ell|cusparse_csr_alg1|cusparse_sell)/1gpu/(22|24))/")
   # Seconds per part (per GPU count for device_ops), from the 4 x H200 run of 2026-11-27: 42 LBM
   # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count; 44 FFT
   # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
   # ended (below); all parts together take longer than one 10-minute command: run them in groups
   # (CUSH_MULTI_PARTS).
-  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300 [rbffd]=500)
+  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300 [rbffd]=500 [temporal]=500)
   for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft scale}; do
     limit=${CUSH_MULTI_TIMEOUT:-${limits[$part]:-120}}
     case $part in
@@ -323,7 +328,8 @@ if has multi; then
         CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.1} timeout "$limit" "$build/bench/bench_cases" \
           --benchmark_filter="${!filter_of:-${rows[$part]}}" --benchmark_repetitions="$reps" \
           --benchmark_out="$OUT/multi_gpu_${call}_$part.json" --benchmark_out_format=json >"$OUT/multi_$part.log" 2>&1
-        note "multi $part: rc $? ($(elapsed))" ;;
+        note "multi $part: rc $? ($(elapsed))"
+        [ "$part" = temporal ] && summarize temporal "$OUT/multi_gpu_${call}_temporal.json" >"$OUT/temporal.md" 2>&1 ;;
     esac
   done
   # A part stopped by its limit leaves a file cut after the last benchmark that ended: closed there
