@@ -137,6 +137,27 @@ class Performance(TempDir):
         self.assertEqual([e["name"] for e in entries], ["fft_demo.1gpu.time_n67108864"])
         self.assertAlmostEqual(entries[0]["ratio"], 1 / 1.3, delta=0.02)
 
+    def test_rows_with_an_order_are_cases_of_their_own_on_the_case_page(self):
+        # case/wave/<order>/<variant>/...: one section per order, all on performance_wave.md.
+        rows = []
+        for order, slower in ((2, 1.0), (8, 1.3)):
+            for n in (256, 512, 1024):
+                rows += [(f"case/wave/{order}/single/1gpu/{n}", n / 100),
+                         (f"case/wave/{order}/multi_cuda/2gpu/{n}", n / 200),
+                         (f"case/wave/{order}/multi_cush/2gpu/{n}", slower * n / 200)]
+        path = os.path.join(self.dir, "wave.json")
+        with open(path, "w") as f:
+            json.dump({"context": CONTEXT, "benchmarks": benchmarks(rows)}, f)
+        entries = perf.run(self.dir, [path], None)
+        self.assertEqual(sorted(os.path.basename(p) for p in glob.glob(os.path.join(self.dir, "performance_*.md"))),
+                         ["performance_wave.md"])
+        with open(os.path.join(self.dir, "performance_wave.md")) as f:
+            page = f.read()
+        self.assertIn("## Case wave_order2", page)
+        self.assertIn("## Case wave_order8", page)
+        self.assertIn("different at 95%: cush slower", page)
+        self.assertEqual(sorted(e["name"] for e in entries), ["wave_order2.2gpu.time_n1024", "wave_order8.2gpu.time_n1024"])
+
     def test_runs_on_virtual_gpus_are_left_out(self):
         rows = [("case/demo/multi_cuda/2gpu/1024", 1.0), ("case/demo/multi_cush/2gpu/1024", 1.0)]
         context = dict(CONTEXT, virtual_gpus="2 logical GPUs on 1: 0 0")

@@ -23,7 +23,9 @@ from collections import defaultdict
 from . import gbench, plots, stats
 from .figures import figure, measured_in
 
-CASE_RE = re.compile(r"^case/(?P<case>[^/]+)/(?P<variant>single|multi_cuda|multi_cush)/(?P<gpus>\d+)gpu/(?P<n>\d+)")
+# A case's rows may carry one number before the variant (the wave case's order: case/wave/8/...):
+# each such number is a case of its own ("wave_order8"), on the case's page.
+CASE_RE = re.compile(r"^case/(?P<case>[^/]+)/(?:(?P<order>\d+)/)?(?P<variant>single|multi_cuda|multi_cush)/(?P<gpus>\d+)gpu/(?P<n>\d+)")
 HOST_RE = re.compile(r"^host/(?P<op>[a-z]+)/(?P<memory>[a-z_]+)/(?P<impl>raw|cush)/(?P<mib>\d+)MiB")
 
 
@@ -101,7 +103,8 @@ def case_samples(rows):
             n = int(m["n"])
             if is_log2_labelled(m["case"]):
                 n = 2 ** n
-            samples[(m["case"], m["variant"], int(m["gpus"]), n)].append(row.ms)
+            case = m["case"] + (f"_order{m['order']}" if m["order"] else "")
+            samples[(case, m["variant"], int(m["gpus"]), n)].append(row.ms)
     return samples
 
 
