@@ -94,11 +94,11 @@ int main(int argc, char** argv) {
       if (t <= static_cast<long>(wave::max_fused_steps(order)))
         report("launch_steps (the case's choice)", nullptr, [&] { wave::launch_steps(lv, box, l, static_cast<std::size_t>(t), nullptr); });
       // Shapes: W x TY threads, NY rows each.
-      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1>() {
+      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1>() {
         if (R != l.radius || T != t) return;
-        using C = wave::WaveStepsConfig<R, T, W, TY, NY, 1, U>;
+        using C = wave::WaveStepsConfig<R, T, W, TY, NY, B, U>;
         report("streaming " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
-                   (U > 1 ? " unroll " + std::to_string(U) : ""),
+                   (U > 1 ? " unroll " + std::to_string(U) : "") + (B > 1 ? " min " + std::to_string(B) + " blocks" : ""),
                reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
                [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
       };
@@ -109,6 +109,10 @@ int main(int argc, char** argv) {
       shape.template operator()<3, 1, 64, 8, 4>();
       shape.template operator()<4, 1, 64, 8, 4>();
       shape.template operator()<4, 1, 64, 4, 8>();
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2>();  // 256 threads, two blocks an SM
+      shape.template operator()<4, 1, 32, 8, 4, 1, 2>();
+      shape.template operator()<4, 1, 64, 8, 2>();
+      shape.template operator()<3, 1, 64, 4, 4, 1, 2>();
       shape.template operator()<1, 2, 64, 8, 4>();
       shape.template operator()<1, 2, 64, 8, 4, 3>();
       shape.template operator()<1, 3, 64, 8, 4>();
