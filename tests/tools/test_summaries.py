@@ -56,6 +56,20 @@ class CommittedTables(unittest.TestCase):
         page = section(committed("temporal.md"), "## The wave case: the streaming kernel", "## Not done yet")
         self.assertEqual(table_rows(temporal.render(load("wave_2026-11-28_2xh200.json"))), table_rows(page))
 
+    def test_temporal_figures_are_the_pages_figures(self):
+        # summary.json's wave entries: the best T of the one-GPU table and that T's overlapped row.
+        got = {e["name"]: e for e in temporal.figures(load("wave_2026-11-28_2xh200.json")[0])}
+        page = committed("temporal.md")
+        one = section(page, "### Wave, order 2, one GPU, 1024^3 (single-GPU reference)",
+                      "### Wave, order 2, 2 GPUs, 1024^3, overlapped")
+        best = max((r.strip("|").split("|") for r in table_rows(one)[2:]), key=lambda r: float(r[1]))
+        e = got["wave.order2.1gpu.best_steps.rate_n1024"]
+        self.assertEqual((e["steps_per_launch"], e["value"], e["ratio"]), (int(best[0]), float(best[1]), float(best[2])))
+        two = section(page, "### Wave, order 2, 2 GPUs, 1024^3, overlapped", "### Wave, order 4, one GPU, 1024^3 (single-GPU reference)")
+        row = next(r.strip("|").split("|") for r in table_rows(two)[2:] if int(r.strip("|").split("|")[0]) == int(best[0]))
+        e = got["wave.order2.2gpu.best_steps_overlap.rate_n1024"]
+        self.assertEqual((e["reference"], e["value"], e["ratio"], e["efficiency"]), tuple(float(x) for x in row[1:5]))
+
     def test_host_ops(self):
         page = committed("host_ops.md").split("\n", 1)[1]  # after the provenance comment
         self.assertEqual(host_ops.render(load("host_ops.json")), page)

@@ -26,8 +26,13 @@ ROWS = [
     ("All-reduce, 1 GiB, against NCCL", "device_ops.4gpu.all_reduce.1GiB.cush_vs_raw_nccl"),
     ("Reduce, 1 GiB, against NCCL", "device_ops.4gpu.reduce.1GiB.cush_vs_raw_nccl"),
     ("Halo exchange, strided x face 2048², depth 1, against the raw twin", "halo.2gpu.x.2048.d1.time"),
+    ("3D advection 1024³, one GPU, fused steps, against the one-step roofline", "advection.1gpu.best_steps.rate_n1024"),
+    ("Wave equation, order 2, 1024³, one GPU, fused steps, against the one-step roofline",
+     "wave.order2.1gpu.best_steps.rate_n1024"),
+    ("Wave equation, order 2, 1024³, 2 GPUs, fused steps, overlapped, against raw CUDA",
+     "wave.order2.2gpu.best_steps_overlap.rate_n1024"),
 ]
-CASES = ("scale", "matmul", "advection", "lbm", "fft", "karst")
+CASES = ("scale", "matmul", "advection", "lbm", "fft", "karst", "wave")
 COMPLEXITY = [(f"{case}: statements (NCSS) of the multi-GPU code, against raw CUDA", f"{case}.complexity.ncss") for case in CASES]
 # The plots: each case's newest scaling plot of a multi-GPU run (file names end in the run's date
 # and letter, so the newest sorts last).

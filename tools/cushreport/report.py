@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import complexity, gbench, headline, manifest, perf
-from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, ranks, two_gpu
+from .summaries import advection, device_ops, fft, halo, karst, lbm, matmul, multi_gpu, ranks, temporal, two_gpu
 
 # The measurements live in the results folder's data/ (its README.md, the manifest, lists them);
 # the pages, plots, summary.json and headline.md beside it.
@@ -41,6 +41,8 @@ PAGE_RUNS = [
     ("matmul.md", "perf_cases_matmul_1gpu.json", functools.partial(matmul.figures, tag="first")),
     ("matmul.md", "matmul_1gpu_rerun_2026-11-23.json", _matmul_rerun),
     ("halo.md", "halo_2026-11-23.json", halo.figures),
+    ("temporal.md", "temporal_2026-11-28_2xh200.json", temporal.figures),
+    ("temporal.md", "wave_2026-11-28_2xh200.json", temporal.figures),
     ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
     ("lbm.md", "lbm_largest_2026-11-24.json", lbm.figures),
     ("fft.md", "perf_cases_fft_1gpu.json", fft.figures),

@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 
 from .. import stats
+from ..figures import figure, measured_in
 from ..gbench import error_lines
 
 NAME = re.compile(r"^temporal/(?P<kind>advection|advection_overlap)/(?P<t>\d+)/(?P<v>single|multi_cuda|multi_cush)"
@@ -107,3 +108,42 @@ def page(run):
 
 def render(runs):
     return "\n".join(line for run in runs for line in page(run)) + "\n"
+
+
+def figures(run):
+    """summary.json's entries of one run: per case (the wave per order) and grid, the single-GPU
+    rate at its best number of steps a launch (steps_per_launch; 1 where the kernel fuses none)
+    against the same run's one-step roofline (R1, R1w), and at that T on the most GPUs,
+    overlapped, cush against raw with the efficiency E_g."""
+    nan = float("nan")
+    rate, roofs = medians(run)
+    copy = roofs.get("copy")
+    if copy is None:
+        return []
+    entries = []
+    for kind in sorted({k[0] for k in rate if k[0] == "advection" or (isinstance(k[0], tuple) and k[0][0] == "wave")},
+                       key=str):
+        wave = isinstance(kind, tuple)
+        name = f"wave.order{kind[1]}" if wave else "advection"
+        overlap_kind = ("wave_overlap", kind[1]) if wave else "advection_overlap"
+        roof, roof_name = (copy / 24, "R1w: copy / 24 B") if wave else (copy / 16, "R1: copy / 16 B")
+        for n in sorted({k[4] for k in rate if k[0] == kind}):
+            single = {k[2]: v for k, v in rate.items() if k[0] == kind and k[1] == "single" and k[4] == n}
+            if not single:
+                continue
+            t = max(single, key=single.get)
+            entries.append(figure(f"{name}.1gpu.best_steps.rate_n{n}", round(single[t], 1), "G point updates/s",
+                                  reference=round(roof, 1), reference_is=f"one-step roofline, same run ({roof_name})",
+                                  ratio=round(single[t] / roof, 3), **measured_in(run), steps_per_launch=t))
+            multi = {k[3] for k in rate if k[0] == overlap_kind and k[4] == n and k[3] > 1 and k[2] == t}
+            if not multi:
+                continue
+            g = max(multi)
+            raw = rate.get((overlap_kind, "multi_cuda", t, g, n), nan)
+            cush = rate.get((overlap_kind, "multi_cush", t, g, n), nan)
+            if raw == raw and cush == cush:
+                entries.append(figure(f"{name}.{g}gpu.best_steps_overlap.rate_n{n}", round(cush, 1), "G point updates/s",
+                                      reference=round(raw, 1), reference_is="multi-GPU raw CUDA, same run",
+                                      ratio=round(cush / raw, 3), **measured_in(run), steps_per_launch=t,
+                                      efficiency=round(cush / (g * single[t]), 3)))
+    return entries
