@@ -3,8 +3,8 @@
 // blocking; T = 1 is a one-step kernel), a template over the stencil's radius, T and the tile's
 // shape, so that bench/probes/probe_wave.cu can time shapes against each other.
 //
-// A block owns a W x H tile of (x, y) columns grown by T r cells on every side, and marches its
-// z run plane by plane. Thread (tx, ty) keeps, for its NY columns (x = tx, rows ty NY ..), a queue
+// A block computes a W x H tile of (x, y) columns, the (W - 2 T r) x (H - 2 T r) it stores and
+// T r ghost columns on every side, and marches its z run plane by plane. Thread (tx, ty) keeps, for its NY columns (x = tx, rows ty NY ..), a queue
 // of the last 2 r + 1 planes of every level l = 0 .. T - 1 (level 0 = u^n, read from memory;
 // level l = u^{n+l}) in registers: the z neighbours, the centre and, for level l + 2, the older
 // level. The queue's middle plane of each level also goes to one plane of shared memory, where
@@ -13,8 +13,8 @@
 // plane p - l r; level -1 = u^{n-1} comes from memory), one __syncthreads() between stages.
 // Stage T stores level T and level T - 1 of the same plane (the leapfrog's next pair; for T = 1
 // the second may be left out, and level 1 stored over u^{n-1} in place: each thread reads the
-// older level only at the cells it writes, before it writes them). Level l is right on the tile grown by (T - l) r; the
-// rest of a level is computed from clamped reads and never stored.
+// older level only at the cells it writes, before it writes them). Level l is right on the stored
+// cells grown by (T - l) r; the rest of a level is computed from clamped reads and never stored.
 //
 // Every cell of every level is step_host's chain of FMAs (reference.hpp), so a launch of T steps
 // gives the bits of T one-step launches. The price: the grown tile is computed and read again by
