@@ -1,6 +1,7 @@
 // Case "wave", host numerics: the seed's coefficient table has the orders it claims, the Courant
 // limits are the spec's, the discrete operator converges at its order, and the host leapfrog
-// moves the discrete mode exactly as cos(n theta).
+// moves the discrete mode exactly as cos(n theta); the steps a launch may fuse are checked before
+// any GPU is used.
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "coefficients.hpp"
+#include "kernels.hpp"
 #include "reference.hpp"
 
 namespace wv = cases::wave;
@@ -112,4 +114,27 @@ TEST(WaveHost, BadArraysAreRejected) {
   EXPECT_THROW(wv::step_host(2, 0.1, 8, u, small, u), std::invalid_argument);
   EXPECT_THROW(wv::step_host(8, 0.1, 8, u, u, u), std::invalid_argument);  // radius 4 on 8 nodes: 9 > 8
   EXPECT_THROW(wv::step_host(5, 0.1, 8, u, u, u), std::invalid_argument);
+}
+
+// The steps one launch of the streaming kernel may fuse, per order (its registers: README.md), and
+// a launch of more refused before it touches a GPU.
+TEST(WaveHost, FusedStepsAreCheckedBeforeAnyLaunch) {
+  const std::vector<std::size_t> most{4, 2, 1, 1};
+  for (std::size_t i = 0; i < wv::kOrders.size(); ++i) {
+    const int order = wv::kOrders[i];
+    EXPECT_EQ(wv::max_fused_steps(order), most[i]) << "order " << order;
+    for (std::size_t t = 1; t <= most[i]; ++t) EXPECT_EQ(wv::checked_fused_steps(order, t), t);
+    EXPECT_THROW((void)wv::checked_fused_steps(order, 0), std::invalid_argument);
+    EXPECT_THROW((void)wv::checked_fused_steps(order, most[i] + 1), std::invalid_argument);
+    const wv::Leapfrog l = wv::leapfrog(order, 0.5 * wv::courant_limit(order));
+    const wv::Box box{8, 8, 8, 4, 4, 4, 32, 20};
+    EXPECT_THROW(wv::launch_steps({}, box, l, most[i] + 1, nullptr), std::invalid_argument) << "order " << order;
+    EXPECT_THROW(wv::launch_steps({}, box, l, 0, nullptr), std::invalid_argument) << "order " << order;
+  }
+  try {
+    (void)wv::checked_fused_steps(8, 2);
+    ADD_FAILURE() << "two steps a launch at order 8 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2 steps a launch at order 8 (1 .. 1)"), std::string::npos) << e.what();
+  }
 }
