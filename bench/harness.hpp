@@ -43,6 +43,23 @@ class WallTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
+/// Runs the benchmark loop of a row timed by the wall clock: per iteration `body()` (which must
+/// return when its work is done, e.g. run then wait), its time set as the iteration's manual time.
+/// Returns the seconds of all iterations, for the row's rate counters.
+template <class Body>
+double timed_iterations(benchmark::State& state, Body&& body) {
+  WallTimer timer;
+  double seconds = 0;
+  for (auto _ : state) {
+    timer.start();
+    body();
+    const double s = timer.stop();
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  return seconds;
+}
+
 /// Accumulates timed iterations and reports a rate from the manual time, not from CPU time (which
 /// is what Google Benchmark's rate counters divide by). The unit scale makes the field's units:
 /// 1e9 for GB/s (bytes), GFLOP/s (flops) and GF (seed 000's 53 flops per point-update), 1e6 for

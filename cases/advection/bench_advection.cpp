@@ -69,16 +69,10 @@ void steps(benchmark::State& state, adv::Grid g, int gpus, adv::Options o) {
   v.upload(initial_field(g).data());
   v.run(kSteps);  // warm-up
   v.wait();
-  cush_bench::WallTimer timer;
-  double seconds = 0;
-  for (auto _ : state) {
-    timer.start();
+  const double seconds = cush_bench::timed_iterations(state, [&] {
     v.run(kSteps);
     v.wait();
-    const double s = timer.stop();
-    state.SetIterationTime(s);
-    seconds += s;
-  }
+  });
   const double updates = static_cast<double>(g.points()) * kSteps * static_cast<double>(state.iterations());
   state.counters["GF"] = updates * adv::flops_per_point / seconds / 1e9;
   state.counters["Gpts/s"] = updates / seconds / 1e9;

@@ -1,6 +1,7 @@
 // Case "wave" in bench_cases: the three variants of cases/wave on resident data, FP64.
 //
-// Names (time: wall clock for kSteps steps on data already on the GPUs, warm-up excluded):
+// Names (time: wall clock for kSteps steps on data already on the GPUs, warm-up excluded; each
+// row makes and loads its variant once and keeps it for its later calls):
 //   case/wave/<order>/<variant>/<g>gpu/<n>          bulk-synchronous, n^3 nodes
 //   case/wave_overlap/<order>/<variant>/<g>gpu/<n>  raw and cush, the exchange overlapped
 //   temporal/wave/<order>/<T>/single/1gpu/<n>       T steps a launch (the streaming kernel), T >= 2
@@ -11,7 +12,9 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "coefficients.hpp"
@@ -37,25 +40,31 @@ const std::vector<double>& mode(std::size_t n) {
 
 template <class V>
 void steps(benchmark::State& state, wave::Problem p, int gpus, wave::Options o) {
-  const std::vector<double>& u0 = mode(p.n);
-  V v(p, cases::Devices::first(gpus), o);
-  v.upload(u0.data(), u0.data());
-  v.run(kSteps);  // warm-up
-  v.wait();
-  cush_bench::WallTimer timer;
-  double seconds = 0;
-  for (auto _ : state) {
-    timer.start();
-    v.run(kSteps);
-    v.wait();
-    const double s = timer.stop();
-    state.SetIterationTime(s);
-    seconds += s;
-  }
+  const std::string key = std::string(typeid(V).name()) + "/" + std::to_string(p.n) + "/" + std::to_string(p.order) +
+                          "/" + std::to_string(gpus) + "/" + std::to_string(static_cast<int>(o.schedule)) + "/" +
+                          std::to_string(o.steps);
+  V* v = cush_bench::kept<V>(key, [&] {
+    auto made = std::make_unique<V>(p, cases::Devices::first(gpus), o);
+    made->upload(mode(p.n).data(), mode(p.n).data());
+    made->wait();
+    return made;
+  });
+  v->run(kSteps);  // warm-up
+  v->wait();
+  const double seconds = cush_bench::timed_iterations(state, [&] {
+    v->run(kSteps);
+    v->wait();
+  });
   const double updates = static_cast<double>(p.points()) * kSteps * static_cast<double>(state.iterations());
   state.counters["Gpts/s"] = updates / seconds / 1e9;
   state.counters["GB/s"] = updates * 24.0 / seconds / 1e9;
   state.counters["gpus"] = gpus;
+}
+
+// A row of the case: its variant, made and loaded once, kept for the row's later calls (cush_bench::kept).
+template <class F>
+void add_row(const std::string& name, F f) {
+  cush_bench::add_timed(name, f, true);
 }
 
 }  // namespace
@@ -68,29 +77,28 @@ void register_wave() {
       const wave::Problem p{n, order, 0.9 * wave::courant_limit(order)};
       const std::string tail = "/" + std::to_string(n);
       const std::string o = "/" + std::to_string(order);
-      cush_bench::add_timed("case/wave" + o + "/single/1gpu" + tail,
-                            [p](benchmark::State& s) { steps<wave::Single>(s, p, 1, {}); });
+      add_row("case/wave" + o + "/single/1gpu" + tail, [p](benchmark::State& s) { steps<wave::Single>(s, p, 1, {}); });
       for (int g = 1; g <= available; ++g) {
         const std::string on = "/" + std::to_string(g) + "gpu" + tail;
         for (const auto& [family, schedule] : {std::pair{"wave", wave::Schedule::bulk}, std::pair{"wave_overlap", wave::Schedule::overlap}}) {
           const wave::Options opt{schedule};
-          cush_bench::add_timed(std::string("case/") + family + o + "/multi_cuda" + on,
-                                [p, g, opt](benchmark::State& s) { steps<wave::MultiCuda>(s, p, g, opt); });
-          cush_bench::add_timed(std::string("case/") + family + o + "/multi_cush" + on,
-                                [p, g, opt](benchmark::State& s) { steps<wave::MultiCush>(s, p, g, opt); });
+          add_row(std::string("case/") + family + o + "/multi_cuda" + on,
+                  [p, g, opt](benchmark::State& s) { steps<wave::MultiCuda>(s, p, g, opt); });
+          add_row(std::string("case/") + family + o + "/multi_cush" + on,
+                  [p, g, opt](benchmark::State& s) { steps<wave::MultiCush>(s, p, g, opt); });
         }
       }
       for (std::size_t t = 2; t <= wave::max_fused_steps(order); ++t) {
         const std::string ot = o + "/" + std::to_string(t);
         const wave::Options fused{wave::Schedule::overlap, t};
-        cush_bench::add_timed("temporal/wave" + ot + "/single/1gpu" + tail,
-                              [p, fused](benchmark::State& s) { steps<wave::Single>(s, p, 1, fused); });
+        add_row("temporal/wave" + ot + "/single/1gpu" + tail,
+                [p, fused](benchmark::State& s) { steps<wave::Single>(s, p, 1, fused); });
         for (int g = 1; g <= available; ++g) {
           const std::string on = "/" + std::to_string(g) + "gpu" + tail;
-          cush_bench::add_timed("temporal/wave_overlap" + ot + "/multi_cuda" + on,
-                                [p, g, fused](benchmark::State& s) { steps<wave::MultiCuda>(s, p, g, fused); });
-          cush_bench::add_timed("temporal/wave_overlap" + ot + "/multi_cush" + on,
-                                [p, g, fused](benchmark::State& s) { steps<wave::MultiCush>(s, p, g, fused); });
+          add_row("temporal/wave_overlap" + ot + "/multi_cuda" + on,
+                  [p, g, fused](benchmark::State& s) { steps<wave::MultiCuda>(s, p, g, fused); });
+          add_row("temporal/wave_overlap" + ot + "/multi_cush" + on,
+                  [p, g, fused](benchmark::State& s) { steps<wave::MultiCush>(s, p, g, fused); });
         }
       }
     }
