@@ -15,10 +15,12 @@ if not REPORT:
 CONTEXT = {"date": "2026-01-01T00:00:00+00:00", "gpu_count": "4", "gpus": "GPU A, GPU A, GPU A, GPU A"}
 
 
-def rows(name, ms, suffix, reps=5):
-    """`reps` repetitions around `ms` (the middle one exactly `ms`)."""
+def rows(name, ms, suffix, reps=5, counters=None):
+    """`reps` repetitions around `ms` (the middle one exactly `ms`); `counters` (name -> value at
+    `ms`) scale with the inverse of each repetition's time, as a rate does."""
     factors = (0.99, 0.995, 1.0, 1.005, 1.01)[:reps]
-    return [{"name": f"{name}/{suffix}", "run_type": "iteration", "real_time": ms * f, "time_unit": "ms"}
+    return [{"name": f"{name}/{suffix}", "run_type": "iteration", "real_time": ms * f, "time_unit": "ms",
+             **{c: v / f for c, v in (counters or {}).items()}}
             for f in factors]
 
 
@@ -81,10 +83,27 @@ class Ranks(unittest.TestCase):
         # Families without NCCL rows keep the table of seven columns.
         self.assertIn("| 1024 | 110.000 | 100.000 | 0.909 | - | - | - |", text)
 
+    def test_rows_timing_different_step_counts_are_held_against_each_other_by_their_rates(self):
+        # bench_ranks times 10 steps, bench_cases 12: equal rates, times 10 and 12 ms. A ratio of
+        # times would say 1.2; the rates say 1.0. Where only one side has the counter, times.
+        across = rows("case/advection_ranks/rank_cush/4proc/1024", 10.0, "iterations:10/manual_time", counters={"Gpts/s": 1073.7})
+        across += rows("case/advection_ranks/rank_cuda/4proc/1024", 10.0, "iterations:10/manual_time")
+        one = rows("case/advection/multi_cush/4gpu/1024", 12.0, "min_time:0.200/manual_time", counters={"Gpts/s": 1073.7 * 0.98})
+        one += rows("case/advection/multi_cuda/4gpu/1024", 12.0, "min_time:0.200/manual_time", counters={"MLUPS": 5.0})
+        runs = [self.load(across, "ranks"), self.load(one, "cases")]
+        entries = {e["name"]: e for e in ranks.figures(runs)}
+        cush = entries["advection.4proc.n1024.rank_cush_vs_1proc"]
+        self.assertAlmostEqual(cush["value"], round(1 / 0.98, 4))
+        self.assertIn("Gpts/s", cush["reference_is"])
+        self.assertAlmostEqual(entries["advection.4proc.n1024.rank_cuda_vs_1proc"]["value"], 1.2)
+        text = ranks.render(runs)
+        self.assertIn("## advection, 4 processes (mixed units: each pair in its common rate, else ms)", text)
+        self.assertIn("| 1024 | 1073.700 | 1052.226 | 1.020 | 10.000 | 12.000 | 1.200 |", text)
+
     def test_the_page_has_a_table_per_family_and_says_when_there_is_nothing(self):
         text = ranks.render(self.call())
-        self.assertIn("## advection, 4 processes", text)
-        self.assertIn("## lbm esoteric_fp32, 4 processes", text)
+        self.assertIn("## advection, 4 processes (ms)", text)
+        self.assertIn("## lbm esoteric_fp32, 4 processes (ms)", text)
         self.assertIn("| 1024 | 65.280 | 64.000 | 0.980 | 64.640 | 64.000 | 0.990 |", text)
         self.assertIs(BY_NAME["ranks"], ranks)
         self.assertIn("No case/<case>_ranks rows", ranks.render([self.load(rows("case/advection/multi_cush/4gpu/256", 1.0, "x"), "c")]))

@@ -10,9 +10,13 @@ call's bench_ranks file is multi_gpu_<call>_ranks.json, beside its bench_cases r
 (report.py, multi_gpu_figures) puts these figures into summary.json with the multi-GPU goals.
 
 The goals: the cush variant across p processes at least 0.97 x the rate of one process driving p
-GPUs (its time over the one-process time, inverted), per family and size; and cush across
+GPUs, per family and size; and cush across
 processes no slower than the raw MPI + NCCL twin: seed 002's F-test (eq. 2.2, perf.f_test) of the
 log-time curves over the sizes (no significant difference at 95%, or cush faster).
+
+Rates, not times: the two benchmarks need not time the same number of steps (bench_ranks times 10,
+bench_cases' advection rows 12), so a ratio is of the rows' rate counters (RATES: G points/s,
+MLUPS) where both rows have the same one, and of their times only where neither has one.
 
 Names: <case>.<p>proc[.<series>].n<n>.rank_cush_vs_1proc (and rank_cush_nccl_vs_1proc and
 rank_cuda_vs_1proc, no goal), and
@@ -29,13 +33,19 @@ RANKS = re.compile(r"^case/(?P<case>[a-z0-9]+)_ranks(?:_(?P<series>[a-z0-9_]+))?
 ONE = re.compile(r"^case/(?P<case>[a-z0-9]+)(?:_(?P<series>[a-z0-9_]+))?/(?P<v>multi_cush|multi_cuda)/"
                  r"(?P<g>\d+)gpu/(?P<n>\d+)(?:/|$)")
 GOAL = 0.97
+RATES = ("Gpts/s", "MLUPS")  # the rate counters of the cases' rows, work per second
 PAIR = {"rank_cush": "multi_cush", "rank_cuda": "multi_cuda"}
 # Every variant across processes and the one-process row it is held against.
 AGAINST = {"rank_cush": "multi_cush", "rank_cush_nccl": "multi_cush", "rank_cuda": "multi_cuda"}
 
 
+def rate_of(row):
+    """(counter, value) of the row's rate counter, or None."""
+    return next(((c, row.fields[c]) for c in RATES if isinstance(row.fields.get(c), (int, float))), None)
+
+
 def samples(runs):
-    """(case, series, variant, gpus, n) -> [ms] over the runs, and the run each key came from."""
+    """(case, series, variant, gpus, n) -> [row] over the runs, and the run each key came from."""
     out, where = defaultdict(list), {}
     for run in runs:
         for row in run.rows:
@@ -46,9 +56,32 @@ def samples(runs):
             if not m:
                 continue
             key = (m["case"], m["series"] or "", m["v"], int(m[g]), int(m["n"]))
-            out[key].append(row.ms)
+            out[key].append(row)
             where[key] = run
     return out, where
+
+
+def times(rows):
+    return [r.ms for r in rows]
+
+
+def shown(rows):
+    """(median, unit) of the rows: their rate counter's where every row has the same one, else ms."""
+    rates = [rate_of(r) for r in rows]
+    units = {r[0] for r in rates if r}
+    if all(rates) and len(units) == 1:
+        return stats.median([r[1] for r in rates]), units.pop()
+    return stats.median(times(rows)), "ms"
+
+
+def pair(ranks, single):
+    """(median of `ranks`, median of `single`, rate of `ranks` / rate of `single`, unit): both in
+    their common rate counter where they have one, else both in ms."""
+    (a, ua), (b, ub) = shown(ranks), shown(single)
+    if ua == ub and ua != "ms":
+        return a, b, a / b, ua
+    a, b = stats.median(times(ranks)), stats.median(times(single))
+    return a, b, b / a, "ms"
 
 
 def name(case, p, series, *rest):
@@ -71,16 +104,17 @@ def figures(runs):
                 ranks, single = got.get((case, series, v, p, n)), got.get((case, series, one, p, n))
                 if not ranks or not single:
                     continue
-                ratio = stats.median(single) / stats.median(ranks)
+                _, ref, ratio, unit = pair(ranks, single)
                 extra = {"goal": f"rate >= {GOAL} x one process on {p} GPUs: {'met' if ratio >= GOAL else 'not met'}"} \
                     if v == "rank_cush" else {}
                 out.append(figure(name(case, p, series, f"n{n}", f"{v}_vs_1proc"), round(ratio, 4),
                                   f"rate across {p} processes / rate of one process on {p} GPUs",
                                   **measured_in(where[(case, series, v, p, n)]),
-                                  reference=round(stats.median(single), 4), reference_is=f"one process, {one}, ms",
+                                  reference=round(ref, 4), reference_is=f"one process, {one}, {unit}",
                                   ratio=round(ratio, 4), **extra))
-        raw = {k[4]: v for k, v in got.items() if k[:4] == (case, series, "rank_cuda", p)}
-        cush = {k[4]: v for k, v in got.items() if k[:4] == (case, series, "rank_cush", p)}
+        # Both of one benchmark (the same steps): their times.
+        raw = {k[4]: times(v) for k, v in got.items() if k[:4] == (case, series, "rank_cuda", p)}
+        cush = {k[4]: times(v) for k, v in got.items() if k[:4] == (case, series, "rank_cush", p)}
         r = perf.f_test(raw, cush)
         if r is None:
             continue
@@ -99,8 +133,9 @@ def render(runs):
     """A table per family: each size's medians across processes and in one process, and the ratios."""
     got, _ = samples(runs)
     lines = ["# Cases across processes (one MPI process per GPU)", "",
-             "Medians of the repetitions, ms. \"rate / one process\": the rate across p processes over the rate "
-             f"of one process driving p GPUs, same call (goal for cush: >= {GOAL}).", ""]
+             "Medians of the repetitions: the rows' rate counter (G points/s, MLUPS: the unit after each "
+             "family's name), or ms where the rows have none. \"rate / one process\": the rate across p processes "
+             f"over the rate of one process driving p GPUs, same call (goal for cush: >= {GOAL}).", ""]
     found = families(got)
     if not found:
         return "\n".join(lines + ["No case/<case>_ranks rows in these files.", ""])
@@ -111,21 +146,27 @@ def render(runs):
         if nccl:
             head += " cush over NCCL, p processes | rate / one process |"
             rule += "---:|---:|"
-        lines += [f"## {case}{' ' + series if series else ''}, {p} processes", "",
-                  head + " raw MPI + NCCL | raw CUDA, one process | rate / one process |", rule + "---:|---:|---:|"]
-        for n in sorted({k[4] for k in got if k[:2] == (case, series) and k[3] == p}):
+        keys = [k for k in got if k[:2] == (case, series) and k[3] == p]
+        table, units = [], set()
+        for n in sorted({k[4] for k in keys}):
             cells = []
             for v, one in AGAINST.items():
                 if v == "rank_cush_nccl" and not nccl:
                     continue
                 a, b = got.get((case, series, v, p, n)), got.get((case, series, one, p, n))
-                ma = stats.median(a) if a else None
-                mb = stats.median(b) if b else None
-                if v == "rank_cush_nccl":
-                    cells += [f"{ma:.3f}" if ma else "-", f"{mb / ma:.3f}" if ma and mb else "-"]
-                    continue
-                cells += [f"{ma:.3f}" if ma else "-", f"{mb:.3f}" if mb else "-",
-                          f"{mb / ma:.3f}" if ma and mb else "-"]
-            lines.append(f"| {n} | " + " | ".join(cells) + " |")
+                if a and b:
+                    ma, mb, ratio, unit = pair(a, b)
+                    units.add(unit)
+                    ma, mb, ratio = f"{ma:.3f}", f"{mb:.3f}", f"{ratio:.3f}"
+                else:
+                    ma, mb, ratio = (f"{shown(a)[0]:.3f}" if a else "-"), (f"{shown(b)[0]:.3f}" if b else "-"), "-"
+                    if a or b:
+                        units.add(shown(a or b)[1])
+                cells += [ma, ratio] if v == "rank_cush_nccl" else [ma, mb, ratio]
+            table.append(f"| {n} | " + " | ".join(cells) + " |")
+        unit = units.pop() if len(units) == 1 else "mixed units: each pair in its common rate, else ms"
+        lines += [f"## {case}{' ' + series if series else ''}, {p} processes ({unit})", "",
+                  head + " raw MPI + NCCL | raw CUDA, one process | rate / one process |", rule + "---:|---:|---:|"]
+        lines += table
         lines.append("")
     return "\n".join(lines)
