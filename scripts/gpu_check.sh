@@ -11,6 +11,12 @@
 #                GPU, then 0,1 and 0 where the host has more; e.g. "0,1,2,3 0,1 0"). Per list it
 #                prints passed / skipped / failed, the skip reasons, the wall time and the slowest
 #                tests. CUSH_SUITE_SIDE_BY_SIDE=1 runs disjoint lists at once (e.g. "2,3 1").
+#   CUSH_SUITE_SHARD  k/n: only every n-th test from the k-th (ctest -I k,,n, by test number), so
+#                that the suite can run in n calls, each with its own build (a host of 4 GPUs
+#                takes longer than one 10-minute call for build and suite; a later call may find
+#                a fresh host). The shards together are the whole suite (a fixture's set-up test,
+#                e.g. consumer.install, runs in every shard that needs it); each shard's summary
+#                says which it ran.
 #   CUSH_SUITE_JOBS  tests run side by side (default 12), after the fault walks, which run first
 #                among themselves (CUSH_SUITE_WALK_JOBS at a time, default 6); the tests that compare free GPU memory
 #                (fault walks, misuse, plan rejection) run after them, one at a time, except where
@@ -69,6 +75,10 @@ for s in ${CUSH_STEPS//,/ }; do
   [[ "$known_steps" == *" $s "* ]] || { echo "gpu_check.sh: CUSH_STEPS: no step '$s' (steps:$known_steps)" >&2; exit 2; }
 done
 known_parts=" device_ops overlap ranks halo lbm advection matmul karst fft scale rbffd temporal "
+if [ -n "${CUSH_SUITE_SHARD:-}" ]; then
+  [[ "$CUSH_SUITE_SHARD" =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+    { echo "gpu_check.sh: CUSH_SUITE_SHARD='$CUSH_SUITE_SHARD': want k/n with 1 <= k <= n" >&2; exit 2; }
+fi
 for p in ${CUSH_MULTI_PARTS:-}; do
   [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
 done
@@ -102,6 +112,11 @@ run_suite() {
   tree=$build
   # Side by side: GPU tests only (the host tests share paths of the build tree, and need no GPU).
   if [ -n "${2:-}" ]; then tree="$build-$label"; rm -rf "$tree"; cp -a "$build" "$tree"; only=(-L gpu); fi
+  local shard=""
+  if [ -n "${CUSH_SUITE_SHARD:-}" ]; then
+    local k=${CUSH_SUITE_SHARD%/*} n=${CUSH_SUITE_SHARD#*/}
+    only+=(-I "$k,,$n"); shard=" (shard $k of $n)"; label+="_shard${k}of$n"
+  fi
   log="$OUT/suite_${label}.log"
   # A fresh tree has no record of the tests' times: ctest would start them in the order of their
   # numbers, the longest among the last. The times of an earlier run let the longest start first.
@@ -120,7 +135,7 @@ run_suite() {
   skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
   failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
   {
-    echo "suite, GPUs $visible visible${only:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s (leak checks count memory per $memory; alone: $alone)"
+    echo "suite$shard, GPUs $visible visible${2:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s (leak checks count memory per $memory; alone: $alone)"
     [ $memory = process ] || echo "     per-process memory not used: $(grep -m1 -iE 'but|skipped' "$OUT/suite_${label}_memory_check.log")"
     grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | head -20
     # GoogleTest wrote each skip's reason on the line after "Skipped".
