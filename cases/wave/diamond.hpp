@@ -1,0 +1,74 @@
+#pragma once
+// Case "wave": DiamondTorre (seed 004), the schedule on the host. A sweep of T leapfrog steps at
+// order 2 over a block of columns (x, y; every column holds all its z nodes) that carries T ghost
+// layers on each side in x and y, filled at the start:
+//
+//   - Tiles: the x-y plane is tiled by diamonds D_R = {|dx| + |dy| <= R} (2R^2 + 2R + 1 columns),
+//     centred on the lattice spanned by (R, R + 1) and (R + 1, -R).
+//   - Towers: the tower of the tile centred at b updates, at its step s = 0 .. T - 1, the columns
+//     of the diamond centred at b + (s, 0) from level s to s + 1: a prism leaning towards +x. At
+//     each step the diamonds of all towers again tile the plane, so every column is updated once
+//     per level, by one tower.
+//   - Order: towers run in order of decreasing b_x (the seed's sweep "from NS - Nt down to 0").
+//     A tower reads the columns on its +x side that towers run before it left behind.
+//   - Storage: the seed's two levels per column, the new level written over the older one. A
+//     column at level L holds L and L - 1, so a neighbour may be at level L or L + 1 when a column
+//     goes from L to L + 1: the slack DiamondTorre needs, and all it may use.
+//
+// The host model below runs exactly this and checks it: a column whose update finds a neighbour
+// at another level (or outside the block) gets NaN, which spreads. The columns near the block's
+// edge are garbage after a sweep, as the ghosts of a fused kernel are; the owned columns must equal
+// T steps of step_host bit for bit (test_diamond_host.cpp). The GPU kernel is to follow this
+// schedule (README.md, "DiamondTorre").
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace cases {
+namespace wave {
+
+/// A tile's centre in the block's (x, y) columns; may lie outside the block.
+struct TowerBase {
+  long x = 0;
+  long y = 0;
+};
+
+/// The lattice point whose diamond of radius `radius` holds column (x, y); radius >= 1.
+[[nodiscard]] TowerBase diamond_tile(long x, long y, int radius);
+
+/// The towers a sweep of `steps` steps over an nx x ny block runs: every tile whose prism meets
+/// the block, in sweep order (b_x decreasing; ties by b_y). std::invalid_argument for radius < 1,
+/// steps < 1 or an empty block.
+[[nodiscard]] std::vector<TowerBase> diamond_towers(std::size_t nx, std::size_t ny, int radius, std::size_t steps);
+
+/// Columns moved and updated by a sweep's towers, for the kernel's traffic model.
+struct DiamondTraffic {
+  std::size_t updates = 0;  ///< column updates inside the block
+  std::size_t loads = 0;    ///< columns a tower reads from memory: its base, then each column entering it
+  std::size_t stores = 0;   ///< columns a tower writes back: each leaving it, then its top
+  /// Updates that broke the schedule: the column, or a neighbour inside the block, at a level
+  /// other than the one the update needs (0 for a valid order; their results are NaN).
+  std::size_t broken = 0;
+};
+
+/// One sweep of the host model over a block of nx x ny columns of nz nodes (x fastest, then y,
+/// then z, periodic in z), the towers run in `order`. The two levels live in buffers by parity:
+/// `even` holds level 0 on entry (then levels 2, 4 ...), `odd` level -1 (then 1, 3 ...); afterwards
+/// level `steps` is in the buffer of its parity and level `steps` - 1 in the other, wherever the
+/// schedule was valid; elsewhere (the edges, or everywhere downstream of an order that breaks a
+/// dependence) NaN. Same arithmetic as step_host at order 2. Returns the traffic.
+/// std::invalid_argument for sizes that do not match, nz < 3, radius < 1 or steps < 1.
+DiamondTraffic diamond_sweep_host(double courant2, std::size_t nx, std::size_t ny, std::size_t nz, int radius,
+                                  std::size_t steps, std::span<const TowerBase> order, std::span<double> even,
+                                  std::span<double> odd);
+
+/// `steps` leapfrog steps at order 2 of the periodic n^3 grid through one DiamondTorre sweep:
+/// copies the grid into a block with `steps` ghost columns on each side in x and y, runs
+/// diamond_sweep_host with diamond_towers' order and copies the owned columns back. Equal bit for
+/// bit to `steps` calls of step_host (the levels swapped after each). Returns the sweep's traffic.
+DiamondTraffic diamond_steps_host(double courant2, std::size_t n, int radius, std::size_t steps,
+                                  std::vector<double>& older, std::vector<double>& current);
+
+}  // namespace wave
+}  // namespace cases
