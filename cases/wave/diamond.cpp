@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -67,72 +69,154 @@ std::vector<TowerBase> diamond_towers(std::size_t nx, std::size_t ny, int radius
   return towers;
 }
 
-DiamondTraffic diamond_sweep_host(double courant2, std::size_t nx, std::size_t ny, std::size_t nz, int radius,
-                                  std::size_t steps, std::span<const TowerBase> order, std::span<double> even,
-                                  std::span<double> odd) {
-  check_radius_and_steps("diamond_sweep_host", radius, steps);
-  const std::size_t columns = nx * ny;
-  if (nx == 0 || ny == 0 || nz < 3 || even.size() != columns * nz || odd.size() != columns * nz)
-    throw std::invalid_argument("cases::wave::diamond_sweep_host: a block of " + std::to_string(nx) + " x " +
-                                std::to_string(ny) + " x " + std::to_string(nz) + " with levels of " +
-                                std::to_string(even.size()) + " and " + std::to_string(odd.size()) + " values");
-  const std::span<const double> c = coefficients(2);
-  const double centre = 2 + 6 * c[0] * courant2, nan = std::numeric_limits<double>::quiet_NaN();
-  const std::span<double> level[2] = {even, odd};
-  std::vector<std::size_t> at(columns, 0);  // each column's level
-  const auto inside = [&](long x, long y) { return x >= 0 && y >= 0 && x < static_cast<long>(nx) && y < static_cast<long>(ny); };
-  const auto in_diamond = [&](long x, long y, long cx, long cy) { return l1(x - cx, y - cy) <= radius; };
+namespace {
+
+// A sweep in progress on host arrays: the levels of every column, and one tower's step at a time.
+class Sweep {
+ public:
+  Sweep(double courant2, std::size_t nx, std::size_t ny, std::size_t nz, int radius, std::size_t steps,
+        std::span<double> even, std::span<double> odd)
+      : nx_(nx), ny_(ny), nz_(nz), radius_(radius), steps_(steps), courant2_(courant2), level_{even, odd}, at_(nx * ny, 0) {
+    check_radius_and_steps("diamond_sweep_host", radius, steps);
+    if (nx == 0 || ny == 0 || nz < 3 || even.size() != nx * ny * nz || odd.size() != nx * ny * nz)
+      throw std::invalid_argument("cases::wave::diamond_sweep_host: a block of " + std::to_string(nx) + " x " +
+                                  std::to_string(ny) + " x " + std::to_string(nz) + " with levels of " +
+                                  std::to_string(even.size()) + " and " + std::to_string(odd.size()) + " values");
+    const std::span<const double> c = coefficients(2);
+    c1_ = c[1];
+    centre_ = 2 + 6 * c[0] * courant2;
+  }
+
+  // Step s of the tower of the tile centred at b: its diamond centred at b + (s, 0).
+  void step(TowerBase b, std::size_t s) {
+    const long r = radius_, cx = b.x + static_cast<long>(s), cy = b.y;
+    for (long y = cy - r; y <= cy + r; ++y)
+      for (long x = cx - r; x <= cx + r; ++x) {
+        if (l1(x - cx, y - cy) > r || !inside(x, y)) continue;
+        traffic_.broken += update(x, y, s) ? 0 : 1;
+        ++traffic_.updates;
+        // A column enters the tower when the diamond before did not hold it, leaves when the
+        // next one will not.
+        if (s == 0 || l1(x - cx + 1, y - cy) > r) ++traffic_.loads;
+        if (s + 1 == steps_ || l1(x - cx - 1, y - cy) > r) ++traffic_.stores;
+      }
+  }
+
+  [[nodiscard]] std::size_t steps() const { return steps_; }
+  [[nodiscard]] DiamondTraffic traffic() const { return traffic_; }
+
+ private:
+  [[nodiscard]] bool inside(long x, long y) const {
+    return x >= 0 && y >= 0 && x < static_cast<long>(nx_) && y < static_cast<long>(ny_);
+  }
 
   // Column (x, y) from level s to s + 1; NaN where the schedule does not hold. False where the
   // column or a neighbour inside the block was at another level.
-  const auto update = [&](long x, long y, std::size_t s) {
-    const std::size_t col = static_cast<std::size_t>(x) + nx * static_cast<std::size_t>(y);
-    const std::span<double> cur = level[s % 2], next = level[(s + 1) % 2];
-    const bool own = at[col] == s;
+  bool update(long x, long y, std::size_t s) {
+    const std::size_t columns = nx_ * ny_, col = static_cast<std::size_t>(x) + nx_ * static_cast<std::size_t>(y);
+    const std::span<double> cur = level_[s % 2], next = level_[(s + 1) % 2];
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const bool own = at_[col] == s;
     // The neighbours' level-s values: a neighbour at level s or s + 1 holds it.
     const long nbr[4][2] = {{x + 1, y}, {x - 1, y}, {x, y + 1}, {x, y - 1}};
-    bool ready[4];
+    bool ready[4], valid = own;
     for (int k = 0; k < 4; ++k) {
       const long u = nbr[k][0], v = nbr[k][1];
-      const std::size_t l = inside(u, v) ? at[static_cast<std::size_t>(u) + nx * static_cast<std::size_t>(v)] : 0;
+      const std::size_t l = inside(u, v) ? at_[static_cast<std::size_t>(u) + nx_ * static_cast<std::size_t>(v)] : 0;
       ready[k] = inside(u, v) && (l == s || l == s + 1);
+      valid = valid && (ready[k] || !inside(u, v));
     }
-    bool valid = own;
-    for (int k = 0; k < 4; ++k) valid = valid && (ready[k] || !inside(nbr[k][0], nbr[k][1]));
     const auto value = [&](int k, std::size_t z) {
-      return ready[k] ? cur[static_cast<std::size_t>(nbr[k][0]) + nx * (static_cast<std::size_t>(nbr[k][1]) + ny * z)] : nan;
+      return ready[k] ? cur[static_cast<std::size_t>(nbr[k][0]) + nx_ * (static_cast<std::size_t>(nbr[k][1]) + ny_ * z)] : nan;
     };
-    for (std::size_t z = 0; z < nz; ++z) {
+    for (std::size_t z = 0; z < nz_; ++z) {
       const std::size_t i = col + columns * z;
-      const std::size_t up = col + columns * ((z + 1) % nz), down = col + columns * ((z + nz - 1) % nz);
+      const std::size_t up = col + columns * ((z + 1) % nz_), down = col + columns * ((z + nz_ - 1) % nz_);
       // step_host's order: the pair sums of x, y, z, then the centre and the older level.
       double sum = 0;
-      sum = std::fma(c[1], value(0, z) + value(1, z), sum);
-      sum = std::fma(c[1], value(2, z) + value(3, z), sum);
-      sum = std::fma(c[1], cur[up] + cur[down], sum);
-      next[i] = own ? std::fma(courant2, sum, std::fma(centre, cur[i], -next[i])) : nan;
+      sum = std::fma(c1_, value(0, z) + value(1, z), sum);
+      sum = std::fma(c1_, value(2, z) + value(3, z), sum);
+      sum = std::fma(c1_, cur[up] + cur[down], sum);
+      next[i] = own ? std::fma(courant2_, sum, std::fma(centre_, cur[i], -next[i])) : nan;
     }
-    at[col] = s + 1;
+    at_[col] = s + 1;
     return valid;
-  };
+  }
 
-  DiamondTraffic traffic;
-  const long r = radius;
+  std::size_t nx_, ny_, nz_;
+  int radius_;
+  std::size_t steps_;
+  double courant2_, c1_ = 0, centre_ = 0;
+  std::span<double> level_[2];
+  std::vector<std::size_t> at_;  // each column's level
+  DiamondTraffic traffic_;
+};
+
+}  // namespace
+
+DiamondTraffic diamond_sweep_host(double courant2, std::size_t nx, std::size_t ny, std::size_t nz, int radius,
+                                  std::size_t steps, std::span<const TowerBase> order, std::span<double> even,
+                                  std::span<double> odd) {
+  Sweep sweep(courant2, nx, ny, nz, radius, steps, even, odd);
   for (const TowerBase& b : order)
-    for (std::size_t s = 0; s < steps; ++s) {
-      const long cx = b.x + static_cast<long>(s), cy = b.y;
+    for (std::size_t s = 0; s < steps; ++s) sweep.step(b, s);
+  return sweep.traffic();
+}
+
+DiamondTraffic diamond_stages_sweep_host(double courant2, std::size_t nx, std::size_t ny, std::size_t nz, int radius,
+                                         std::size_t steps, std::span<const std::vector<TowerBase>> stages,
+                                         DiamondInterleave how, std::span<double> even, std::span<double> odd) {
+  Sweep sweep(courant2, nx, ny, nz, radius, steps, even, odd);
+  for (const std::vector<TowerBase>& stage : stages) {
+    if (how == DiamondInterleave::steps_together) {
+      for (std::size_t s = 0; s < steps; ++s)
+        for (const TowerBase& b : stage) sweep.step(b, s);
+      continue;
+    }
+    const auto tower = [&](const TowerBase& b) {
+      for (std::size_t s = 0; s < steps; ++s) sweep.step(b, s);
+    };
+    if (how == DiamondInterleave::towers_in_turn)
+      std::for_each(stage.begin(), stage.end(), tower);
+    else
+      std::for_each(stage.rbegin(), stage.rend(), tower);
+  }
+  return sweep.traffic();
+}
+
+std::vector<std::vector<TowerBase>> diamond_stages(std::size_t nx, std::size_t ny, int radius, std::size_t steps) {
+  const std::vector<TowerBase> order = diamond_towers(nx, ny, radius, steps);
+  std::map<std::pair<long, long>, std::size_t> stage_of;
+  std::vector<std::vector<TowerBase>> stages;
+  const long r = radius;
+  const auto inside = [&](long x, long y) { return x >= 0 && y >= 0 && x < static_cast<long>(nx) && y < static_cast<long>(ny); };
+  for (const TowerBase& a : order) {
+    // The towers that wrote what a's updates read, or read what they overwrite: for the update of
+    // column p from level s to s + 1 (s >= 1), the towers of p and its neighbours at level s - 1
+    // (those made their level s, and read p's level s - 1, which this update overwrites).
+    std::size_t stage = 0;
+    for (std::size_t s = 1; s < steps; ++s) {
+      const long cx = a.x + static_cast<long>(s), cy = a.y;
       for (long y = cy - r; y <= cy + r; ++y)
         for (long x = cx - r; x <= cx + r; ++x) {
-          if (!in_diamond(x, y, cx, cy) || !inside(x, y)) continue;
-          traffic.broken += update(x, y, s) ? 0 : 1;
-          ++traffic.updates;
-          // Traffic: a column enters the tower when the diamond before did not hold it, leaves
-          // when the next one will not.
-          if (s == 0 || !in_diamond(x, y, cx - 1, cy)) ++traffic.loads;
-          if (s + 1 == steps || !in_diamond(x, y, cx + 1, cy)) ++traffic.stores;
+          if (l1(x - cx, y - cy) > r || !inside(x, y)) continue;
+          const long around[5][2] = {{x, y}, {x + 1, y}, {x - 1, y}, {x, y + 1}, {x, y - 1}};
+          for (const auto& q : around) {
+            if (!inside(q[0], q[1])) continue;
+            const TowerBase b = diamond_tile(q[0] - static_cast<long>(s) + 1, q[1], radius);
+            if (b.x == a.x && b.y == a.y) continue;
+            const auto found = stage_of.find({b.x, b.y});
+            if (found == stage_of.end())
+              throw std::logic_error("cases::wave::diamond_stages: a tower depends on one that runs after it");
+            stage = std::max(stage, found->second + 1);
+          }
         }
     }
-  return traffic;
+    stage_of[{a.x, a.y}] = stage;
+    if (stages.size() <= stage) stages.resize(stage + 1);
+    stages[stage].push_back(a);
+  }
+  return stages;
 }
 
 DiamondTraffic diamond_steps_host(double courant2, std::size_t n, int radius, std::size_t steps,

@@ -63,6 +63,24 @@ DiamondTraffic diamond_sweep_host(double courant2, std::size_t nx, std::size_t n
                                   std::size_t steps, std::span<const TowerBase> order, std::span<double> even,
                                   std::span<double> odd);
 
+/// The towers of diamond_towers grouped into stages a GPU may run at once: a tower's stage is one
+/// more than the greatest stage of the towers it depends on (those that write a column at a level
+/// its updates read, or read a level its updates overwrite), 0 without any. No two towers of a
+/// stage depend on each other; stages run one after the other.
+[[nodiscard]] std::vector<std::vector<TowerBase>> diamond_stages(std::size_t nx, std::size_t ny, int radius,
+                                                                 std::size_t steps);
+
+/// How diamond_stages_sweep_host runs the towers of a stage, to stand in for a GPU running them
+/// at once: each tower whole in turn (in the stage's order, or the reverse), or all of them a step
+/// at a time. (A step at a time is ordinary stepping, right for any grouping; the two whole-tower
+/// orders are what tells stages of independent towers from others.)
+enum class DiamondInterleave { towers_in_turn, towers_in_turn_reversed, steps_together };
+
+/// diamond_sweep_host over stages: stage after stage, the towers of each interleaved as `how` says.
+DiamondTraffic diamond_stages_sweep_host(double courant2, std::size_t nx, std::size_t ny, std::size_t nz, int radius,
+                                         std::size_t steps, std::span<const std::vector<TowerBase>> stages,
+                                         DiamondInterleave how, std::span<double> even, std::span<double> odd);
+
 /// `steps` leapfrog steps at order 2 of the periodic n^3 grid through one DiamondTorre sweep:
 /// copies the grid into a block with `steps` ghost columns on each side in x and y, runs
 /// diamond_sweep_host with diamond_towers' order and copies the owned columns back. Equal bit for

@@ -111,6 +111,57 @@ TEST(WaveDiamond, AnotherOrderBreaksTheSchedule) {
     }
 }
 
+// Stages: together they hold the sweep's towers; the towers of a stage run whole in either order
+// (or a step at a time together) give the same bits as the sweep, with no broken update. Two
+// neighbouring stages merged into one do not (so the test can see a dependence).
+TEST(WaveDiamond, TowersOfAStageRunTogether) {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::size_t> side(3, 12), steps_of(1, 6);
+  std::uniform_int_distribution<int> radius_of(1, 4);
+  int merged_broke = 0, merged_tried = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const std::size_t n = side(rng), steps = steps_of(rng), nz = 4;
+    const int r = radius_of(rng);
+    const std::size_t nx = n + 2 * steps, ny = n + 2 * steps + 1;
+    SCOPED_TRACE(testing::Message() << nx << " x " << ny << ", " << steps << " steps, radius " << r);
+    const std::vector<std::vector<wv::TowerBase>> stages = wv::diamond_stages(nx, ny, r, steps);
+    std::vector<std::pair<long, long>> all, staged;
+    for (const wv::TowerBase& b : wv::diamond_towers(nx, ny, r, steps)) all.emplace_back(b.x, b.y);
+    for (const auto& stage : stages)
+      for (const wv::TowerBase& b : stage) staged.emplace_back(b.x, b.y);
+    std::sort(all.begin(), all.end());
+    std::sort(staged.begin(), staged.end());
+    ASSERT_EQ(all, staged);
+    const std::vector<double> even0 = random_values(nx * ny * nz, rng), odd0 = random_values(nx * ny * nz, rng);
+    std::vector<double> expect_even = even0, expect_odd = odd0;
+    const std::vector<wv::TowerBase> order = wv::diamond_towers(nx, ny, r, steps);
+    ASSERT_EQ(wv::diamond_sweep_host(0.3, nx, ny, nz, r, steps, order, expect_even, expect_odd).broken, 0u);
+    for (auto how : {wv::DiamondInterleave::towers_in_turn, wv::DiamondInterleave::towers_in_turn_reversed,
+                     wv::DiamondInterleave::steps_together}) {
+      std::vector<double> even = even0, odd = odd0;
+      EXPECT_EQ(wv::diamond_stages_sweep_host(0.3, nx, ny, nz, r, steps, stages, how, even, odd).broken, 0u);
+      // NaN at the edges on both sides: compare bits.
+      EXPECT_EQ(std::memcmp(even.data(), expect_even.data(), even.size() * sizeof(double)), 0);
+      EXPECT_EQ(std::memcmp(odd.data(), expect_odd.data(), odd.size() * sizeof(double)), 0);
+    }
+    // Merge each stage with the next, one pair at a time, and run the pair's towers together.
+    for (std::size_t k = 0; k + 1 < stages.size() && steps > 1; ++k) {
+      std::vector<std::vector<wv::TowerBase>> fewer(stages.begin(), stages.end());
+      fewer[k].insert(fewer[k].begin(), fewer[k + 1].begin(), fewer[k + 1].end());
+      fewer.erase(fewer.begin() + static_cast<long>(k) + 1);
+      ++merged_tried;
+      bool broke = false;
+      for (auto how : {wv::DiamondInterleave::towers_in_turn, wv::DiamondInterleave::towers_in_turn_reversed}) {
+        std::vector<double> even = even0, odd = odd0;
+        broke = broke || wv::diamond_stages_sweep_host(0.3, nx, ny, nz, r, steps, fewer, how, even, odd).broken > 0;
+      }
+      merged_broke += broke ? 1 : 0;
+    }
+  }
+  // Stages are as few as the dependences allow: merging two neighbouring ones breaks.
+  EXPECT_EQ(merged_broke, merged_tried) << merged_broke << " of " << merged_tried << " merged pairs broke";
+}
+
 // One tower inside a large block: it loads its base diamond, then the 2R + 1 columns entering per
 // step, and stores as many: per update 2 (|D| + (T - 1)(2R + 1)) / (T |D|) columns moved.
 TEST(WaveDiamond, OneTowerMovesItsBaseAndTheColumnsEnteringIt) {
