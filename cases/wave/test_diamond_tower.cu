@@ -1,0 +1,141 @@
+// Case "wave": the GPU kernel's work for a tower (diamond_tower.cuh) played on the host, every z
+// node of a tower a "thread" stepping in lockstep between the barriers, stage after stage of
+// diamond_stages, against the host model's sweep (diamond.hpp) bit for bit over the whole block
+// (NaN, at the edges, against NaN). No GPU needed: the same functions the kernel runs.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "coefficients.hpp"
+#include "diamond.hpp"
+#include "diamond_tower.cuh"
+
+namespace wv = cases::wave;
+namespace tw = cases::wave::tower;
+
+namespace {
+
+/// The towers of `stages` run as the kernel runs them, one tower at a time (towers of a stage are
+/// independent), its nz threads a phase at a time. `reverse`: each stage's towers in reverse.
+template <int R>
+void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, tw::Block b, std::vector<double>& even,
+             std::vector<double>& odd, tw::Coefficients k, bool reverse) {
+  using S = tw::Shape<R>;
+  const int nz = b.z;
+  struct Thread {
+    double a[S::kSlots], o[S::kSlots];
+  };
+  std::vector<Thread> threads(static_cast<std::size_t>(nz));
+  std::vector<double> planes(2 * static_cast<std::size_t>(S::kCells) * nz);
+  for (const auto& stage : stages)
+    for (std::size_t t = 0; t < stage.size(); ++t) {
+      const wv::TowerBase base = stage[reverse ? stage.size() - 1 - t : t];
+      const int bx = static_cast<int>(base.x), by = static_cast<int>(base.y);
+      for (int z = 0; z < nz; ++z) tw::start<R>(threads[z].a, threads[z].o, bx, by, b, even.data(), odd.data(), z);
+      for (int s = 0; s < steps; ++s) {
+        double* const here = s & 1 ? odd.data() : even.data();
+        double* const older = s & 1 ? even.data() : odd.data();
+        double* const plane = planes.data() + (s & 1) * S::kCells * nz;
+        for (int z = 0; z < nz; ++z) tw::publish<R>(s & 1 ? threads[z].o : threads[z].a, plane, z, nz);
+        // -- barrier --
+        for (int z = 0; z < nz; ++z) {
+          auto& cur = s & 1 ? threads[z].o : threads[z].a;
+          auto& nxt = s & 1 ? threads[z].a : threads[z].o;
+          tw::update<R>(cur, nxt, plane, z, nz, bx + s, by, b, here, k);
+        }
+        for (int z = 0; z < nz; ++z) {
+          auto& cur = s & 1 ? threads[z].o : threads[z].a;
+          auto& nxt = s & 1 ? threads[z].a : threads[z].o;
+          tw::move<R>(cur, nxt, s, steps, bx + s, by, b, here, older, z);
+        }
+      }
+    }
+}
+
+bool same(double p, double q) { return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0; }
+
+template <int R>
+void check_radius(std::mt19937_64& rng, int trials) {
+  std::uniform_int_distribution<int> side(1, 15), depth(3, 9), steps_of(1, 7);
+  std::uniform_real_distribution<double> u(-1, 1), courant(0.05, 0.57);
+  const auto c = wv::coefficients(2);
+  for (int trial = 0; trial < trials; ++trial) {
+    // T ghost columns a side around an inside that must come out finite.
+    const int steps = steps_of(rng), nx = side(rng) + 2 * steps, ny = side(rng) + 2 * steps, nz = depth(rng);
+    const double c2 = std::pow(courant(rng), 2);
+    const tw::Coefficients k{c[1], c2, 2 + 6 * c[0] * c2};
+    const tw::Block b{nx, ny, nz};
+    const std::size_t cells = static_cast<std::size_t>(nx) * ny * nz;
+    // The host model's arrays are x fastest, the kernel's z fastest.
+    std::vector<double> even(cells), odd(cells), ze(cells), zo(cells);
+    for (std::size_t i = 0; i < cells; ++i) {
+      even[i] = u(rng);
+      odd[i] = u(rng);
+    }
+    const auto host = [&](int x, int y, int z) { return x + static_cast<std::size_t>(nx) * (y + static_cast<std::size_t>(ny) * z); };
+    for (int z = 0; z < nz; ++z)
+      for (int y = 0; y < ny; ++y)
+        for (int x = 0; x < nx; ++x) {
+          ze[b.at(x, y, z)] = even[host(x, y, z)];
+          zo[b.at(x, y, z)] = odd[host(x, y, z)];
+        }
+    ASSERT_EQ(wv::diamond_sweep_host(c2, nx, ny, nz, R, steps, wv::diamond_towers(nx, ny, R, steps), even, odd).broken, 0u);
+    const auto stages = wv::diamond_stages(nx, ny, R, steps);
+    for (bool reverse : {false, true}) {
+      std::vector<double> ge = ze, go = zo;
+      emulate<R>(stages, steps, b, ge, go, k, reverse);
+      long bad = 0, inside_nan = 0;
+      for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < ny; ++y)
+          for (int x = 0; x < nx; ++x) {
+            const double ev = ge[b.at(x, y, z)], ov = go[b.at(x, y, z)];
+            bad += !same(ev, even[host(x, y, z)]) || !same(ov, odd[host(x, y, z)]);
+            const bool in = x >= steps && y >= steps && x < nx - steps && y < ny - steps;
+            inside_nan += in && !(std::isfinite(ev) && std::isfinite(ov)) ? 1 : 0;
+          }
+      EXPECT_EQ(bad, 0) << "radius " << R << ", " << nx << " x " << ny << " x " << nz << ", " << steps << " steps"
+                        << (reverse ? ", stages reversed" : "");
+      // The comparison is not of NaN against NaN alone: inside the T ghost columns all is finite.
+      EXPECT_EQ(inside_nan, 0) << "radius " << R;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(WaveDiamondTower, TheKernelsWorkEqualsTheHostModel) {
+  std::mt19937_64 rng(404);
+  check_radius<1>(rng, 12);
+  check_radius<2>(rng, 12);
+  check_radius<3>(rng, 8);
+  check_radius<4>(rng, 6);
+}
+
+// One tower alone on a quiet block: what it writes back is its prism's top, and nothing outside
+// the columns it passed (its left slot's first column, another tower's, stays as it was).
+TEST(WaveDiamondTower, ATowerWritesOnlyTheColumnsItPassed) {
+  constexpr int R = 2;
+  const tw::Block b{30, 20, 4};
+  const auto c = wv::coefficients(2);
+  const tw::Coefficients k{c[1], 0.09, 2 + 6 * c[0] * 0.09};
+  const std::size_t cells = static_cast<std::size_t>(b.x) * b.y * b.z;
+  std::vector<double> even(cells, 0.25), odd(cells, 0.25);
+  const std::vector<double> even0 = even, odd0 = odd;
+  const int steps = 5;
+  const wv::TowerBase base = wv::diamond_tile(10, 10, R);
+  emulate<R>({{base}}, steps, b, even, odd, k, false);
+  for (int y = 0; y < b.y; ++y)
+    for (int x = 0; x < b.x; ++x) {
+      bool passed = false;
+      for (int s = 0; s < steps; ++s)
+        passed = passed || std::abs(x - static_cast<int>(base.x) - s) + std::abs(y - static_cast<int>(base.y)) <= R;
+      for (int z = 0; z < b.z; ++z) {
+        const bool changed = even[b.at(x, y, z)] != even0[b.at(x, y, z)] || odd[b.at(x, y, z)] != odd0[b.at(x, y, z)];
+        if (!passed) EXPECT_FALSE(changed) << "(" << x << ", " << y << ")";
+      }
+    }
+}
