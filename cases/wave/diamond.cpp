@@ -250,5 +250,35 @@ DiamondTraffic diamond_steps_host(double courant2, std::size_t n, int radius, st
   return traffic;
 }
 
+namespace {
+
+// `block` from one layout into the other: to_z (x fastest into z fastest) or back.
+std::vector<double> relayout(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz, bool to_z) {
+  if (block.size() != nx * ny * nz)
+    throw std::invalid_argument("cases::wave: a block of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " +
+                                std::to_string(nz) + " nodes given " + std::to_string(block.size()) + " values");
+  std::vector<double> out(block.size());
+  for (std::size_t z = 0; z < nz; ++z)
+    for (std::size_t y = 0; y < ny; ++y)
+      for (std::size_t x = 0; x < nx; ++x) {
+        const std::size_t xf = x + nx * (y + ny * z), zf = z + nz * (x + nx * y);
+        if (to_z)
+          out[zf] = block[xf];
+        else
+          out[xf] = block[zf];
+      }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> z_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz) {
+  return relayout(block, nx, ny, nz, true);
+}
+
+std::vector<double> x_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz) {
+  return relayout(block, nx, ny, nz, false);
+}
+
 }  // namespace wave
 }  // namespace cases

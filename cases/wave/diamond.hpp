@@ -88,5 +88,11 @@ DiamondTraffic diamond_stages_sweep_host(double courant2, std::size_t nx, std::s
 DiamondTraffic diamond_steps_host(double courant2, std::size_t n, int radius, std::size_t steps,
                                   std::vector<double>& older, std::vector<double>& current);
 
+/// The host model's blocks are x fastest (node (x, y, z) at x + nx (y + ny z)), the GPU kernel's
+/// z fastest (at z + nz (x + nx y), diamond_kernel.hpp): a block in the other layout.
+/// std::invalid_argument unless `block` holds nx ny nz values.
+[[nodiscard]] std::vector<double> z_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz);
+[[nodiscard]] std::vector<double> x_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz);
+
 }  // namespace wave
 }  // namespace cases

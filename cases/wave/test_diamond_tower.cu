@@ -71,31 +71,27 @@ void check_radius(std::mt19937_64& rng, int trials) {
     const tw::Block b{nx, ny, nz};
     const std::size_t cells = static_cast<std::size_t>(nx) * ny * nz;
     // The host model's arrays are x fastest, the kernel's z fastest.
-    std::vector<double> even(cells), odd(cells), ze(cells), zo(cells);
+    std::vector<double> even(cells), odd(cells);
     for (std::size_t i = 0; i < cells; ++i) {
       even[i] = u(rng);
       odd[i] = u(rng);
     }
-    const auto host = [&](int x, int y, int z) { return x + static_cast<std::size_t>(nx) * (y + static_cast<std::size_t>(ny) * z); };
-    for (int z = 0; z < nz; ++z)
-      for (int y = 0; y < ny; ++y)
-        for (int x = 0; x < nx; ++x) {
-          ze[b.at(x, y, z)] = even[host(x, y, z)];
-          zo[b.at(x, y, z)] = odd[host(x, y, z)];
-        }
+    const std::vector<double> ze = wv::z_fastest(even, nx, ny, nz), zo = wv::z_fastest(odd, nx, ny, nz);
     ASSERT_EQ(wv::diamond_sweep_host(c2, nx, ny, nz, R, steps, wv::diamond_towers(nx, ny, R, steps), even, odd).broken, 0u);
     const auto stages = wv::diamond_stages(nx, ny, R, steps);
     for (bool reverse : {false, true}) {
       std::vector<double> ge = ze, go = zo;
       emulate<R>(stages, steps, b, ge, go, k, reverse);
+      ge = wv::x_fastest(ge, nx, ny, nz);
+      go = wv::x_fastest(go, nx, ny, nz);
       long bad = 0, inside_nan = 0;
       for (int z = 0; z < nz; ++z)
         for (int y = 0; y < ny; ++y)
           for (int x = 0; x < nx; ++x) {
-            const double ev = ge[b.at(x, y, z)], ov = go[b.at(x, y, z)];
-            bad += !same(ev, even[host(x, y, z)]) || !same(ov, odd[host(x, y, z)]);
+            const std::size_t i = x + static_cast<std::size_t>(nx) * (y + static_cast<std::size_t>(ny) * z);
+            bad += !same(ge[i], even[i]) || !same(go[i], odd[i]);
             const bool in = x >= steps && y >= steps && x < nx - steps && y < ny - steps;
-            inside_nan += in && !(std::isfinite(ev) && std::isfinite(ov)) ? 1 : 0;
+            inside_nan += in && !(std::isfinite(ge[i]) && std::isfinite(go[i])) ? 1 : 0;
           }
       EXPECT_EQ(bad, 0) << "radius " << R << ", " << nx << " x " << ny << " x " << nz << ", " << steps << " steps"
                         << (reverse ? ", stages reversed" : "");

@@ -1,7 +1,7 @@
 // Case "wave": the streaming kernel against column-kernel steps, byte for byte; every variant,
 // schedule and number of fused steps against the host leapfrog, byte for byte, at every order on
 // odd grids and every GPU count the host has (virtual GPUs too); the discrete mode after 200
-// steps; bad input.
+// steps; bad input; DiamondTorre's sweep against its host model, bit for bit.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "coefficients.hpp"
+#include "diamond.hpp"
+#include "diamond_kernel.hpp"
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "reference.hpp"
@@ -262,4 +265,60 @@ TEST(CaseWave, BadInputIsRejected) {
   EXPECT_THROW(wave::Single({16, 2, 0.3}, one, {.steps = 0}), std::invalid_argument);      // no step a launch
   EXPECT_THROW(wave::Single({16, 2, 0.3}, one, {.steps = 5}), std::invalid_argument);      // beyond the kernel
   EXPECT_THROW(wave::MultiCush({16, 8, 0.3}, one, {.steps = 2}), std::invalid_argument);   // order 8 fuses no steps
+}
+
+// DiamondTorre's sweep (diamond_kernel.hpp) against the host model's (diamond.hpp) on random
+// blocks at radius 1-3, odd sizes and z depths up to the kernel's 256: every node of both levels
+// bit for bit (NaN, at the block's edges, against NaN), and the inside, past the T ghost columns,
+// finite.
+TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
+  CUSH_REQUIRE_GPUS(1);
+  std::mt19937_64 rng(2611);
+  std::uniform_int_distribution<int> side(1, 40), steps_of(1, 9);
+  std::uniform_real_distribution<double> u(-1, 1), courant(0.05, 0.57);
+  const int depths[] = {3, 7, 32, 37, 64, 130, 256};
+  for (int radius = 1; radius <= 3; ++radius)
+    for (int trial = 0; trial < 5; ++trial) {
+      const int steps = steps_of(rng), nx = side(rng) + 2 * steps, ny = side(rng) + 2 * steps;
+      const int nz = depths[(radius * 5 + trial) % 7];
+      const double c = courant(rng);
+      SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
+                                      << " steps");
+      const std::size_t cells = static_cast<std::size_t>(nx) * ny * nz;
+      std::vector<double> even(cells), odd(cells);
+      for (std::size_t i = 0; i < cells; ++i) {
+        even[i] = u(rng);
+        odd[i] = u(rng);
+      }
+      std::vector<double> ge = wave::z_fastest(even, nx, ny, nz), go = wave::z_fastest(odd, nx, ny, nz);
+      ASSERT_EQ(wave::diamond_sweep_host(c * c, nx, ny, nz, radius, steps, wave::diamond_towers(nx, ny, radius, steps), even, odd)
+                    .broken,
+                0u);
+      double *de = nullptr, *dodd = nullptr;
+      CUSH_CUDA_CHECK(cudaMalloc(&de, cells * sizeof(double)));
+      CUSH_CUDA_CHECK(cudaMalloc(&dodd, cells * sizeof(double)));
+      CUSH_CUDA_CHECK(cudaMemcpy(de, ge.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+      CUSH_CUDA_CHECK(cudaMemcpy(dodd, go.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+      wave::DiamondSweep(radius, nx, ny, nz, steps).run(de, dodd, c, nullptr);
+      CUSH_CUDA_CHECK(cudaMemcpy(ge.data(), de, cells * sizeof(double), cudaMemcpyDeviceToHost));
+      CUSH_CUDA_CHECK(cudaMemcpy(go.data(), dodd, cells * sizeof(double), cudaMemcpyDeviceToHost));
+      CUSH_CUDA_CHECK(cudaFree(de));
+      CUSH_CUDA_CHECK(cudaFree(dodd));
+      ge = wave::x_fastest(ge, nx, ny, nz);
+      go = wave::x_fastest(go, nx, ny, nz);
+      long bad = 0, inside_nan = 0;
+      for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < ny; ++y)
+          for (int x = 0; x < nx; ++x) {
+            const std::size_t i = x + static_cast<std::size_t>(nx) * (y + static_cast<std::size_t>(ny) * z);
+            const auto same = [](double p, double q) {
+              return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0;
+            };
+            bad += !same(ge[i], even[i]) || !same(go[i], odd[i]);
+            const bool in = x >= steps && y >= steps && x < nx - steps && y < ny - steps;
+            inside_nan += in && !(std::isfinite(ge[i]) && std::isfinite(go[i])) ? 1 : 0;
+          }
+      EXPECT_EQ(bad, 0);
+      EXPECT_EQ(inside_nan, 0);
+    }
 }

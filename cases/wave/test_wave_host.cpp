@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "coefficients.hpp"
+#include "diamond_kernel.hpp"
 #include "kernels.hpp"
 #include "reference.hpp"
 
@@ -137,4 +138,14 @@ TEST(WaveHost, FusedStepsAreCheckedBeforeAnyLaunch) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("2 steps a launch at order 8 (1 .. 1)"), std::string::npos) << e.what();
   }
+}
+
+// DiamondTorre's GPU sweep refuses what its kernel cannot run before it touches a GPU.
+TEST(WaveHost, DiamondSweepRefusesWhatItsKernelCannotRun) {
+  EXPECT_THROW(wv::DiamondSweep(0, 10, 10, 32, 2), std::invalid_argument);    // no diamond
+  EXPECT_THROW(wv::DiamondSweep(4, 10, 10, 32, 2), std::invalid_argument);    // more than registers hold
+  EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 2, 2), std::invalid_argument);     // z narrower than its stencil
+  EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 257, 2), std::invalid_argument);   // more z nodes than threads
+  EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 32, 0), std::invalid_argument);    // no step
+  EXPECT_THROW(wv::DiamondSweep(2, 0, 10, 32, 2), std::invalid_argument);     // no column
 }

@@ -1,0 +1,119 @@
+#include "diamond_kernel.hpp"
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "coefficients.hpp"
+#include "cush/error.hpp"
+#include "diamond.hpp"
+#include "diamond_tower.cuh"
+
+namespace cases {
+namespace wave {
+namespace {
+
+namespace tw = tower;
+
+/// Step s of a tower: cur names level s's parity, nxt the other.
+template <int R>
+__device__ __forceinline__ void tower_step(double (&cur)[tw::Shape<R>::kSlots], double (&nxt)[tw::Shape<R>::kSlots], int s,
+                                           int steps, int c, int cy, tw::Block b, double* even, double* odd, double* zs,
+                                           tw::Coefficients k) {
+  const int z = static_cast<int>(threadIdx.x), nz = static_cast<int>(blockDim.x);
+  double* const here = s & 1 ? odd : even;
+  double* const older = s & 1 ? even : odd;
+  // Two planes by step parity: one barrier a step.
+  double* const plane = zs + (s & 1) * tw::Shape<R>::kCells * nz;
+  tw::publish<R>(cur, plane, z, nz);
+  __syncthreads();
+  tw::update<R>(cur, nxt, plane, z, nz, c, cy, b, here, k);
+  tw::move<R>(cur, nxt, s, steps, c, cy, b, here, older, z);
+}
+
+/// The towers of one stage, one a block, a thread a z node; dynamic shared memory 2 |D| nz doubles.
+template <int R>
+__global__ void __launch_bounds__(256) tower_kernel(const int2* bases, int steps, tw::Block b, double* even, double* odd,
+                                                     tw::Coefficients k) {
+  extern __shared__ double zs[];
+  const int2 base = bases[blockIdx.x];
+  double a[tw::Shape<R>::kSlots], o[tw::Shape<R>::kSlots];  // level parity 0 / 1 of every slot at step 0
+  tw::start<R>(a, o, base.x, base.y, b, even, odd, static_cast<int>(threadIdx.x));
+  for (int s = 0; s < steps; s += 2) {
+    tower_step<R>(a, o, s, steps, base.x + s, base.y, b, even, odd, zs, k);
+    if (s + 1 < steps) tower_step<R>(o, a, s + 1, steps, base.x + s + 1, base.y, b, even, odd, zs, k);
+  }
+}
+
+template <int R>
+std::size_t shared_bytes(int nz) {
+  return 2 * static_cast<std::size_t>(tw::Shape<R>::kCells) * static_cast<std::size_t>(nz) * sizeof(double);
+}
+
+template <int R>
+void launch_stages(const std::vector<void*>& bases, const std::vector<int>& sizes, int steps, tw::Block b, double* even,
+                   double* odd, tw::Coefficients k, cudaStream_t stream) {
+  const std::size_t smem = shared_bytes<R>(b.z);
+  CUSH_CUDA_CHECK(cudaFuncSetAttribute(tower_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  for (std::size_t i = 0; i < bases.size(); ++i) {
+    tower_kernel<R><<<sizes[i], b.z, smem, stream>>>(static_cast<const int2*>(bases[i]), steps, b, even, odd, k);
+    CUSH_CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+}  // namespace
+
+DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps)
+    : radius_(radius), nx_(static_cast<int>(nx)), ny_(static_cast<int>(ny)), nz_(static_cast<int>(nz)),
+      steps_(static_cast<int>(steps)) {
+  if (radius < 1 || radius > 3 || nx == 0 || ny == 0 || nx > (1u << 20) || ny > (1u << 20) || nz < 3 || nz > 256 ||
+      steps < 1 || steps > 1024)
+    throw std::invalid_argument("cases::wave::DiamondSweep: radius " + std::to_string(radius) + " (1 .. 3), a block of " +
+                                std::to_string(nx) + " x " + std::to_string(ny) + " columns of " + std::to_string(nz) +
+                                " nodes (3 .. 256) and " + std::to_string(steps) + " steps (1 .. 1024)");
+  try {
+    for (const std::vector<TowerBase>& stage : diamond_stages(nx, ny, radius, steps)) {
+      std::vector<int2> h(stage.size());
+      for (std::size_t i = 0; i < stage.size(); ++i) h[i] = int2{static_cast<int>(stage[i].x), static_cast<int>(stage[i].y)};
+      void* d = nullptr;
+      CUSH_CUDA_CHECK(cudaMalloc(&d, h.size() * sizeof(int2)));
+      bases_.push_back(d);
+      sizes_.push_back(static_cast<int>(h.size()));
+      CUSH_CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(int2), cudaMemcpyHostToDevice));
+    }
+  } catch (...) {
+    for (void* d : bases_) (void)cudaFree(d);  // already failing: the first error is the one reported
+    throw;
+  }
+}
+
+DiamondSweep::~DiamondSweep() {
+  for (void* d : bases_) (void)cudaFree(d);  // a destructor cannot throw; a failed free leaks only this
+}
+
+cudaFuncAttributes DiamondSweep::attributes() const {
+  cudaFuncAttributes a{};
+  switch (radius_) {
+    case 1: CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, tower_kernel<1>)); break;
+    case 2: CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, tower_kernel<2>)); break;
+    default: CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, tower_kernel<3>)); break;
+  }
+  return a;
+}
+
+void DiamondSweep::run(double* even, double* odd, double courant, cudaStream_t stream) const {
+  check_courant(2, courant);
+  const auto c = coefficients(2);
+  const double c2 = courant * courant;
+  const tw::Coefficients k{c[1], c2, 2 + 6 * c[0] * c2};
+  const tw::Block b{nx_, ny_, nz_};
+  switch (radius_) {
+    case 1: launch_stages<1>(bases_, sizes_, steps_, b, even, odd, k, stream); break;
+    case 2: launch_stages<2>(bases_, sizes_, steps_, b, even, odd, k, stream); break;
+    default: launch_stages<3>(bases_, sizes_, steps_, b, even, odd, k, stream); break;
+  }
+}
+
+}  // namespace wave
+}  // namespace cases

@@ -1,0 +1,48 @@
+#pragma once
+// Case "wave": DiamondTorre's sweep on a GPU (diamond.hpp's schedule, diamond_tower.cuh's work
+// for a tower), order 2, FP64. One block a tower, a thread a z node, one launch a stage.
+//
+//     DiamondSweep sweep(radius, nx, ny, nz, steps);  // the stages, computed and uploaded once
+//     sweep.run(even, odd, courant, stream);          // one sweep of `steps` steps, asynchronous
+//
+// The block is nx x ny columns of nz nodes, z fastest (node (x, y, z) at z + nz (x + nx y)), z
+// periodic; level L of a column lives in the array of L's parity: on entry `even` holds level 0
+// and `odd` level -1, afterwards level `steps` is in the array of its parity and `steps` - 1 in
+// the other. Columns within `steps` of the block's edge come out as garbage (NaN): a block for a
+// periodic n^2 plane carries `steps` ghost columns a side, filled before each sweep.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace cases {
+namespace wave {
+
+class DiamondSweep {
+ public:
+  /// Radius 1 .. 3 (the diamond of 2R^2 + 2R + 1 columns a thread keeps in registers), nz 3 ..
+  /// 256 nodes a column (the threads of a block), steps >= 1, a block of at least one column.
+  /// std::invalid_argument otherwise, before any GPU is used; the stages go to the current device.
+  DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps);
+  ~DiamondSweep();
+  DiamondSweep(const DiamondSweep&) = delete;
+  DiamondSweep& operator=(const DiamondSweep&) = delete;
+
+  /// One sweep on `stream` over the block's two level arrays (nx ny nz doubles each, on the
+  /// current device), Courant number `courant` (checked as the case checks it).
+  void run(double* even, double* odd, double courant, cudaStream_t stream) const;
+
+  [[nodiscard]] std::size_t stages() const { return sizes_.size(); }
+  /// The kernel's registers and local (spilled) bytes, as the driver reports them.
+  [[nodiscard]] cudaFuncAttributes attributes() const;
+
+ private:
+  int radius_;
+  int nx_, ny_, nz_, steps_;
+  std::vector<void*> bases_;  // per stage: the towers' centres (int2) on the device
+  std::vector<int> sizes_;    // per stage: its towers
+};
+
+}  // namespace wave
+}  // namespace cases
