@@ -12,16 +12,12 @@
 
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "cush/error.hpp"
-#include "diamond.hpp"
 #include "diamond_kernel.hpp"
 #include "probe_support.cuh"
 
@@ -29,44 +25,9 @@ namespace {
 
 namespace wv = cases::wave;
 
-/// The GPU sweep against the host model's on an nx x ny x nz block of random levels: the nodes
-/// of the block where either level differs.
-long differing_from_model(int radius, int nx, int ny, int nz, int steps, double courant) {
-  const std::size_t cells = static_cast<std::size_t>(nx) * ny * nz;
-  std::mt19937_64 rng(static_cast<unsigned long long>(nx * 7919 + steps));
-  std::uniform_real_distribution<double> u(-0.5, 0.5);
-  std::vector<double> even(cells), odd(cells);
-  for (std::size_t i = 0; i < cells; ++i) {
-    even[i] = u(rng);
-    odd[i] = u(rng);
-  }
-  // The host model is x fastest; the GPU block z fastest.
-  std::vector<double> ze = wv::z_fastest(even, nx, ny, nz), zo = wv::z_fastest(odd, nx, ny, nz);
-  if (wv::diamond_sweep_host(courant * courant, nx, ny, nz, radius, steps, wv::diamond_towers(nx, ny, radius, steps), even, odd)
-          .broken != 0)
-    throw std::logic_error("the host model broke");
-  double *ge = nullptr, *go = nullptr;
-  CUSH_CUDA_CHECK(cudaMalloc(&ge, cells * sizeof(double)));
-  CUSH_CUDA_CHECK(cudaMalloc(&go, cells * sizeof(double)));
-  CUSH_CUDA_CHECK(cudaMemcpy(ge, ze.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
-  CUSH_CUDA_CHECK(cudaMemcpy(go, zo.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
-  wv::DiamondSweep(radius, nx, ny, nz, steps).run(ge, go, courant, nullptr);
-  CUSH_CUDA_CHECK(cudaDeviceSynchronize());
-  CUSH_CUDA_CHECK(cudaMemcpy(ze.data(), ge, cells * sizeof(double), cudaMemcpyDeviceToHost));
-  CUSH_CUDA_CHECK(cudaMemcpy(zo.data(), go, cells * sizeof(double), cudaMemcpyDeviceToHost));
-  CUSH_CUDA_CHECK(cudaFree(ge));
-  CUSH_CUDA_CHECK(cudaFree(go));
-  const auto same = [](double p, double q) { return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0; };
-  ze = wv::x_fastest(ze, nx, ny, nz);
-  zo = wv::x_fastest(zo, nx, ny, nz);
-  long bad = 0;
-  for (std::size_t i = 0; i < cells; ++i) bad += !same(ze[i], even[i]) || !same(zo[i], odd[i]);
-  return bad;
-}
-
 void measure(int radius, int n, int nz, int steps, int reps, double r1w) {
-  const long bad_small = differing_from_model(radius, 37, 41, 64, 5, 0.5);
-  const long bad_medium = differing_from_model(radius, 96, 90, 128, 8, 0.3);
+  const long bad_small = wv::DiamondSweep(radius, 37, 41, 64, 5).check_against_model(0.5, 1).differing;
+  const long bad_medium = wv::DiamondSweep(radius, 96, 90, 128, 8).check_against_model(0.3, 2).differing;
   // The timed sweep: n^2 columns and `steps` ghost columns a side, random levels. Each timed sweep
   // starts from the last one's levels: the same work (the edges turn NaN, which costs the same).
   const int side = n + 2 * steps;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <utility>
@@ -278,6 +279,26 @@ std::vector<double> z_fastest(std::span<const double> block, std::size_t nx, std
 
 std::vector<double> x_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz) {
   return relayout(block, nx, ny, nz, false);
+}
+
+BlockComparison compare_blocks(std::span<const double> got_even, std::span<const double> got_odd,
+                               std::span<const double> want_even, std::span<const double> want_odd, std::size_t nx,
+                               std::size_t ny, std::size_t nz, std::size_t margin) {
+  const std::size_t cells = nx * ny * nz;
+  if (got_even.size() != cells || got_odd.size() != cells || want_even.size() != cells || want_odd.size() != cells)
+    throw std::invalid_argument("cases::wave::compare_blocks: levels of another size than " + std::to_string(nx) + " x " +
+                                std::to_string(ny) + " x " + std::to_string(nz));
+  const auto same = [](double p, double q) { return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0; };
+  BlockComparison c;
+  for (std::size_t z = 0; z < nz; ++z)
+    for (std::size_t y = 0; y < ny; ++y)
+      for (std::size_t x = 0; x < nx; ++x) {
+        const std::size_t i = x + nx * (y + ny * z);
+        c.differing += !same(got_even[i], want_even[i]) || !same(got_odd[i], want_odd[i]) ? 1 : 0;
+        const bool inside = x >= margin && y >= margin && x + margin < nx && y + margin < ny;
+        c.inside_not_finite += inside && !(std::isfinite(got_even[i]) && std::isfinite(got_odd[i])) ? 1 : 0;
+      }
+  return c;
 }
 
 }  // namespace wave

@@ -94,5 +94,16 @@ DiamondTraffic diamond_steps_host(double courant2, std::size_t n, int radius, st
 [[nodiscard]] std::vector<double> z_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz);
 [[nodiscard]] std::vector<double> x_fastest(std::span<const double> block, std::size_t nx, std::size_t ny, std::size_t nz);
 
+/// Two blocks' levels (x fastest) held against each other: the nodes where either level's bits
+/// differ (NaN against NaN counts as equal: the garbage at a block's edges), and the nodes more
+/// than `margin` columns from the x-y edges where `got` is not finite.
+struct BlockComparison {
+  long differing = 0;
+  long inside_not_finite = 0;
+};
+[[nodiscard]] BlockComparison compare_blocks(std::span<const double> got_even, std::span<const double> got_odd,
+                                             std::span<const double> want_even, std::span<const double> want_odd,
+                                             std::size_t nx, std::size_t ny, std::size_t nz, std::size_t margin);
+
 }  // namespace wave
 }  // namespace cases

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -90,6 +91,45 @@ DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size
 
 DiamondSweep::~DiamondSweep() {
   for (void* d : bases_) (void)cudaFree(d);  // a destructor cannot throw; a failed free leaks only this
+}
+
+void DiamondSweep::run_on_host(std::vector<double>& even, std::vector<double>& odd, double courant) const {
+  const std::size_t cells = static_cast<std::size_t>(nx_) * ny_ * nz_;
+  std::vector<double> e = z_fastest(even, nx_, ny_, nz_), o = z_fastest(odd, nx_, ny_, nz_);
+  double* d[2] = {nullptr, nullptr};
+  try {
+    CUSH_CUDA_CHECK(cudaMalloc(&d[0], cells * sizeof(double)));
+    CUSH_CUDA_CHECK(cudaMalloc(&d[1], cells * sizeof(double)));
+    CUSH_CUDA_CHECK(cudaMemcpy(d[0], e.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+    CUSH_CUDA_CHECK(cudaMemcpy(d[1], o.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
+    run(d[0], d[1], courant, nullptr);
+    CUSH_CUDA_CHECK(cudaMemcpy(e.data(), d[0], cells * sizeof(double), cudaMemcpyDeviceToHost));
+    CUSH_CUDA_CHECK(cudaMemcpy(o.data(), d[1], cells * sizeof(double), cudaMemcpyDeviceToHost));
+  } catch (...) {
+    for (double* p : d) (void)cudaFree(p);  // already failing: the first error is the one reported
+    throw;
+  }
+  CUSH_CUDA_CHECK(cudaFree(d[0]));
+  CUSH_CUDA_CHECK(cudaFree(d[1]));
+  even = x_fastest(e, nx_, ny_, nz_);
+  odd = x_fastest(o, nx_, ny_, nz_);
+}
+
+BlockComparison DiamondSweep::check_against_model(double courant, unsigned long long seed) const {
+  const std::size_t cells = static_cast<std::size_t>(nx_) * ny_ * nz_;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> even(cells), odd(cells);
+  for (std::size_t i = 0; i < cells; ++i) {
+    even[i] = u(rng);
+    odd[i] = u(rng);
+  }
+  std::vector<double> got_even = even, got_odd = odd;
+  run_on_host(got_even, got_odd, courant);
+  const std::vector<TowerBase> order = diamond_towers(nx_, ny_, radius_, steps_);
+  if (diamond_sweep_host(courant * courant, nx_, ny_, nz_, radius_, steps_, order, even, odd).broken != 0)
+    throw std::logic_error("cases::wave::DiamondSweep::check_against_model: the host model's sweep broke");
+  return compare_blocks(got_even, got_odd, even, odd, nx_, ny_, nz_, steps_);
 }
 
 cudaFuncAttributes DiamondSweep::attributes() const {

@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "diamond.hpp"
+
 namespace cases {
 namespace wave {
 
@@ -32,6 +34,15 @@ class DiamondSweep {
   /// One sweep on `stream` over the block's two level arrays (nx ny nz doubles each, on the
   /// current device), Courant number `courant` (checked as the case checks it).
   void run(double* even, double* odd, double courant, cudaStream_t stream) const;
+
+  /// run() on host levels in the host model's layout (x fastest, diamond.hpp): copied to the
+  /// current device z fastest, swept, copied back; for tests and probes. Synchronous.
+  void run_on_host(std::vector<double>& even, std::vector<double>& odd, double courant) const;
+
+  /// A sweep of random levels (uniform in [-1, 1), from `seed`) here and in the host model
+  /// (diamond_sweep_host, sweep order), compared node for node (compare_blocks, the inside past
+  /// `steps` columns required finite). std::logic_error if the model itself breaks.
+  [[nodiscard]] BlockComparison check_against_model(double courant, unsigned long long seed) const;
 
   [[nodiscard]] std::size_t stages() const { return sizes_.size(); }
   /// The kernel's registers and local (spilled) bytes, as the driver reports them.
