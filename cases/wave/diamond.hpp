@@ -18,8 +18,8 @@
 // The host model below runs exactly this and checks it: a column whose update finds a neighbour
 // at another level (or outside the block) gets NaN, which spreads. The columns near the block's
 // edge are garbage after a sweep, as the ghosts of a fused kernel are; the owned columns must equal
-// T steps of step_host bit for bit (test_diamond_host.cpp). The GPU kernel is to follow this
-// schedule (README.md, "DiamondTorre").
+// T steps of step_host bit for bit (test_diamond_host.cpp). The GPU kernel follows this schedule
+// (diamond_kernel.hpp; README.md, "DiamondTorre").
 
 #include <cstddef>
 #include <span>
