@@ -52,11 +52,18 @@ std::size_t shared_bytes(int nz) {
   return 2 * static_cast<std::size_t>(tw::Shape<R>::kCells) * static_cast<std::size_t>(nz) * sizeof(double);
 }
 
+/// Lets the kernel take its shared memory (over the 48 KiB default at R >= 2 and nz = 256): once,
+/// when a sweep is made, not on every run.
+template <int R>
+void allow_shared(int nz) {
+  CUSH_CUDA_CHECK(cudaFuncSetAttribute(tower_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared_bytes<R>(nz))));
+}
+
 template <int R>
 void launch_stages(const std::vector<void*>& bases, const std::vector<int>& sizes, int steps, tw::Block b, double* even,
                    double* odd, tw::Coefficients k, cudaStream_t stream) {
   const std::size_t smem = shared_bytes<R>(b.z);
-  CUSH_CUDA_CHECK(cudaFuncSetAttribute(tower_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   for (std::size_t i = 0; i < bases.size(); ++i) {
     tower_kernel<R><<<sizes[i], b.z, smem, stream>>>(static_cast<const int2*>(bases[i]), steps, b, even, odd, k);
     CUSH_CUDA_CHECK(cudaGetLastError());
@@ -73,6 +80,11 @@ DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size
     throw std::invalid_argument("cases::wave::DiamondSweep: radius " + std::to_string(radius) + " (1 .. 3), a block of " +
                                 std::to_string(nx) + " x " + std::to_string(ny) + " columns of " + std::to_string(nz) +
                                 " nodes (3 .. 256) and " + std::to_string(steps) + " steps (1 .. 1024)");
+  switch (radius) {
+    case 1: allow_shared<1>(nz_); break;
+    case 2: allow_shared<2>(nz_); break;
+    default: allow_shared<3>(nz_); break;
+  }
   try {
     for (const std::vector<TowerBase>& stage : diamond_stages(nx, ny, radius, steps)) {
       std::vector<int2> h(stage.size());
