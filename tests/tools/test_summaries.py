@@ -52,6 +52,18 @@ class CommittedTables(unittest.TestCase):
                        "## The wave case: the streaming kernel")
         self.assertEqual(table_rows(temporal.render(load("temporal_2026-11-28_2xh200.json"))), table_rows(page))
 
+    def test_temporal_four_gpus(self):
+        page = section(committed("temporal.md"), "## Four GPUs (4 × H200, NVLink between every pair), 1024³, overlapped",
+                       "## All rows (`python3 -m cushreport summarize temporal`, tools/)")
+        rendered = table_rows(temporal.render(load("temporal_2026-11-28h_4xh200.json")))
+        written, quoted = page.split("\nWave: copy", 1)
+        self.assertEqual(rendered, table_rows(quoted))
+        # The page's own table: the render's 4-GPU rows, E4 and cush / raw as the text states them.
+        self.assertEqual([r.replace("**", "") for r in table_rows(written)[2:]], rendered[-4:])
+        (e,) = [e for e in temporal.figures(load("temporal_2026-11-28h_4xh200.json")[0])
+                if e["name"] == "advection.4gpu.best_steps_overlap.rate_n1024"]
+        self.assertEqual((e["steps_per_launch"], e["value"], e["ratio"], e["efficiency"]), (2, 946.0, 1.001, 0.933))
+
     def test_temporal_wave(self):
         page = section(committed("temporal.md"), "## The wave case: the streaming kernel", "## Not done yet")
         self.assertEqual(table_rows(temporal.render(load("wave_2026-11-28_2xh200.json"))), table_rows(page))
@@ -59,7 +71,7 @@ class CommittedTables(unittest.TestCase):
     def test_temporal_figures_are_the_pages_figures(self):
         # summary.json's wave entries: the best T of the one-GPU table and that T's overlapped row.
         got = {e["name"]: e for e in temporal.figures(load("wave_2026-11-28_2xh200.json")[0])}
-        page = committed("temporal.md")
+        page = section(committed("temporal.md"), "## The wave case: the streaming kernel")  # the 4-GPU run has such tables too
         one = section(page, "### Wave, order 2, one GPU, 1024^3 (single-GPU reference)",
                       "### Wave, order 2, 2 GPUs, 1024^3, overlapped")
         best = max((r.strip("|").split("|") for r in table_rows(one)[2:]), key=lambda r: float(r[1]))

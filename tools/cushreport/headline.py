@@ -27,6 +27,7 @@ ROWS = [
     ("Reduce, 1 GiB, against NCCL", "device_ops.4gpu.reduce.1GiB.cush_vs_raw_nccl"),
     ("Halo exchange, strided x face 2048², depth 1, against the raw twin", "halo.2gpu.x.2048.d1.time"),
     ("3D advection 1024³, one GPU, fused steps, against the one-step roofline", "advection.1gpu.best_steps.rate_n1024"),
+    ("3D advection 1024³, 4 GPUs, fused steps, overlapped, against raw CUDA", "advection.4gpu.best_steps_overlap.rate_n1024"),
     ("Wave equation, order 2, 1024³, one GPU, fused steps, against the one-step roofline",
      "wave.order2.1gpu.best_steps.rate_n1024"),
     ("Wave equation, order 2, 1024³, 2 GPUs, fused steps, overlapped, against raw CUDA",
