@@ -5,9 +5,10 @@
 //   usage: probe_diamond [n] [nz] [T] [reps]   (defaults 1024 256 16 5): a plane of n^2 columns
 //   with T ghost columns a side, nz z nodes (up to 256), T steps a sweep; radius R = 1, 2, 3.
 //
-// Prints, per R: registers and spilled bytes of the kernel, the stages of the sweep, the nodes
-// that differ from the host model (37 x 41 x 64 and 96 x 90 x 128 blocks at T = 5 and 8, every
-// node of the block, NaN at the edges against NaN), the time of a sweep, useful updates per second
+// Prints, per R and per DiamondVertices (the vertices' neighbours read in the step or a step
+// ahead): registers and spilled bytes of the kernel, the stages of the sweep, the nodes that
+// differ from the host model (37 x 41 x 64 and 96 x 90 x 128 blocks at T = 5 and 8, every node of
+// the block, NaN at the edges against NaN), the time of a sweep, useful updates per second
 // (n^2 nz T / time) and that over R1w = copy / 24 B.
 
 #include <cuda_runtime.h>
@@ -25,9 +26,9 @@ namespace {
 
 namespace wv = cases::wave;
 
-void measure(int radius, int n, int nz, int steps, int reps, double r1w) {
-  const long bad_small = wv::DiamondSweep(radius, 37, 41, 64, 5).check_against_model(0.5, 1).differing;
-  const long bad_medium = wv::DiamondSweep(radius, 96, 90, 128, 8).check_against_model(0.3, 2).differing;
+void measure(int radius, wv::DiamondVertices vertices, int n, int nz, int steps, int reps, double r1w) {
+  const long bad_small = wv::DiamondSweep(radius, 37, 41, 64, 5, vertices).check_against_model(0.5, 1).differing;
+  const long bad_medium = wv::DiamondSweep(radius, 96, 90, 128, 8, vertices).check_against_model(0.3, 2).differing;
   // The timed sweep: n^2 columns and `steps` ghost columns a side, random levels. Each timed sweep
   // starts from the last one's levels: the same work (the edges turn NaN, which costs the same).
   const int side = n + 2 * steps;
@@ -38,13 +39,14 @@ void measure(int radius, int n, int nz, int steps, int reps, double r1w) {
   probe::fill_kernel<<<4096, 256>>>(ge, static_cast<long>(cells), 1);
   probe::fill_kernel<<<4096, 256>>>(go, static_cast<long>(cells), 2);
   CUSH_CUDA_CHECK(cudaGetLastError());
-  const wv::DiamondSweep sweep(radius, side, side, nz, steps);
+  const wv::DiamondSweep sweep(radius, side, side, nz, steps, vertices);
   const cudaFuncAttributes attr = sweep.attributes();
   const double ms = probe::median_ms([&] { sweep.run(ge, go, 0.5, nullptr); }, reps);
   CUSH_CUDA_CHECK(cudaFree(ge));
   CUSH_CUDA_CHECK(cudaFree(go));
   const double useful = static_cast<double>(n) * n * nz * steps / (ms * 1e-3) / 1e9;
-  std::printf("| %d | %d | %zu | %zu | %ld | %ld | %.3f | %.1f | %.2f |\n", radius, attr.numRegs, attr.localSizeBytes,
+  std::printf("| %d | %s | %d | %zu | %zu | %ld | %ld | %.3f | %.1f | %.2f |\n", radius,
+              vertices == wv::DiamondVertices::step_ahead ? "step ahead" : "in step", attr.numRegs, attr.localSizeBytes,
               sweep.stages(), bad_small, bad_medium, ms, useful, useful / r1w);
   std::fflush(stdout);
 }
@@ -72,9 +74,11 @@ int main(int argc, char** argv) {
     const double copy_gbs = 2.0 * static_cast<double>(copy_bytes) / copy_ms / 1e6, r1w = copy_gbs / 24;
     std::printf("probe_diamond: %d^2 columns of %d nodes, FP64, order 2, %d steps a sweep, %d repetitions\n", n, nz, steps, reps);
     std::printf("copy %.0f GB/s: R1w = %.1f G updates/s\n\n", copy_gbs, r1w);
-    std::printf("| R | regs | spilled B | stages | differing (37x41x64, T 5) | differing (96x90x128, T 8) | ms a sweep | useful G updates/s | x R1w |\n"
-                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int radius = 1; radius <= 3; ++radius) measure(radius, n, nz, steps, reps, r1w);
+    std::printf("| R | vertices | regs | spilled B | stages | differing (37x41x64, T 5) | differing (96x90x128, T 8) | ms a sweep | useful G updates/s | x R1w |\n"
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int radius = 1; radius <= 3; ++radius)
+      for (auto vertices : {wv::DiamondVertices::in_step, wv::DiamondVertices::step_ahead})
+        measure(radius, vertices, n, nz, steps, reps, r1w);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "probe_diamond: %s\n", e.what());

@@ -17,33 +17,45 @@ namespace {
 
 namespace tw = tower;
 
-/// Step s of a tower: cur names level s's parity, nxt the other.
-template <int R>
+/// Step s of a tower: cur names level s's parity, nxt the other; top and bottom hold the
+/// vertices' neighbours at level s if Ahead (read during step s - 1), and step s + 1's after.
+template <int R, bool Ahead>
 __device__ __forceinline__ void tower_step(double (&cur)[tw::Shape<R>::kSlots], double (&nxt)[tw::Shape<R>::kSlots], int s,
                                            int steps, int c, int cy, tw::Block b, double* even, double* odd, double* zs,
-                                           tw::Coefficients k) {
+                                           tw::Coefficients k, double& top, double& bottom) {
   const int z = static_cast<int>(threadIdx.x), nz = static_cast<int>(blockDim.x);
   double* const here = s & 1 ? odd : even;
   double* const older = s & 1 ? even : odd;
+  double next_top = 0, next_bottom = 0;
+  if constexpr (Ahead) {
+    if (s + 1 < steps) tw::vertices<R>(older, b, c + 1, cy, z, next_top, next_bottom);
+  }
   // Two planes by step parity: one barrier a step.
   double* const plane = zs + (s & 1) * tw::Shape<R>::kCells * nz;
   tw::publish<R>(cur, plane, z, nz);
   __syncthreads();
-  tw::update<R>(cur, nxt, plane, z, nz, c, cy, b, here, k);
+  if constexpr (!Ahead) tw::vertices<R>(here, b, c, cy, z, top, bottom);
+  tw::update<R>(cur, nxt, plane, z, nz, top, bottom, k);
   tw::move<R>(cur, nxt, s, steps, c, cy, b, here, older, z);
+  if constexpr (Ahead) {
+    top = next_top;
+    bottom = next_bottom;
+  }
 }
 
 /// The towers of one stage, one a block, a thread a z node; dynamic shared memory 2 |D| nz doubles.
-template <int R>
+template <int R, bool Ahead>
 __global__ void __launch_bounds__(256) tower_kernel(const int2* bases, int steps, tw::Block b, double* even, double* odd,
                                                      tw::Coefficients k) {
   extern __shared__ double zs[];
   const int2 base = bases[blockIdx.x];
   double a[tw::Shape<R>::kSlots], o[tw::Shape<R>::kSlots];  // level parity 0 / 1 of every slot at step 0
   tw::start<R>(a, o, base.x, base.y, b, even, odd, static_cast<int>(threadIdx.x));
+  double top = 0, bottom = 0;
+  if constexpr (Ahead) tw::vertices<R>(even, b, base.x, base.y, static_cast<int>(threadIdx.x), top, bottom);
   for (int s = 0; s < steps; s += 2) {
-    tower_step<R>(a, o, s, steps, base.x + s, base.y, b, even, odd, zs, k);
-    if (s + 1 < steps) tower_step<R>(o, a, s + 1, steps, base.x + s + 1, base.y, b, even, odd, zs, k);
+    tower_step<R, Ahead>(a, o, s, steps, base.x + s, base.y, b, even, odd, zs, k, top, bottom);
+    if (s + 1 < steps) tower_step<R, Ahead>(o, a, s + 1, steps, base.x + s + 1, base.y, b, even, odd, zs, k, top, bottom);
   }
 }
 
@@ -52,39 +64,40 @@ std::size_t shared_bytes(int nz) {
   return 2 * static_cast<std::size_t>(tw::Shape<R>::kCells) * static_cast<std::size_t>(nz) * sizeof(double);
 }
 
-/// Lets the kernel take its shared memory (over the 48 KiB default at R >= 2 and nz = 256): once,
-/// when a sweep is made, not on every run.
+/// The kernel of a radius and a DiamondVertices.
 template <int R>
-void allow_shared(int nz) {
-  CUSH_CUDA_CHECK(cudaFuncSetAttribute(tower_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared_bytes<R>(nz))));
+auto kernel_of(DiamondVertices v) {
+  return v == DiamondVertices::step_ahead ? tower_kernel<R, true> : tower_kernel<R, false>;
 }
 
-template <int R>
-void launch_stages(const std::vector<void*>& bases, const std::vector<int>& sizes, int steps, tw::Block b, double* even,
-                   double* odd, tw::Coefficients k, cudaStream_t stream) {
-  const std::size_t smem = shared_bytes<R>(b.z);
-  for (std::size_t i = 0; i < bases.size(); ++i) {
-    tower_kernel<R><<<sizes[i], b.z, smem, stream>>>(static_cast<const int2*>(bases[i]), steps, b, even, odd, k);
-    CUSH_CUDA_CHECK(cudaGetLastError());
+/// Calls f(kernel_of<R>(v), shared_bytes<R>) for R = radius.
+template <class F>
+auto with_kernel(int radius, DiamondVertices v, F&& f) {
+  switch (radius) {
+    case 1: return f(kernel_of<1>(v), shared_bytes<1>);
+    case 2: return f(kernel_of<2>(v), shared_bytes<2>);
+    default: return f(kernel_of<3>(v), shared_bytes<3>);
   }
 }
 
 }  // namespace
 
-DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps)
+DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps,
+                           DiamondVertices vertices)
     : radius_(radius), nx_(static_cast<int>(nx)), ny_(static_cast<int>(ny)), nz_(static_cast<int>(nz)),
-      steps_(static_cast<int>(steps)) {
+      steps_(static_cast<int>(steps)), vertices_(vertices) {
   if (radius < 1 || radius > 3 || nx == 0 || ny == 0 || nx > (1u << 20) || ny > (1u << 20) || nz < 3 || nz > 256 ||
       steps < 1 || steps > 1024)
     throw std::invalid_argument("cases::wave::DiamondSweep: radius " + std::to_string(radius) + " (1 .. 3), a block of " +
                                 std::to_string(nx) + " x " + std::to_string(ny) + " columns of " + std::to_string(nz) +
                                 " nodes (3 .. 256) and " + std::to_string(steps) + " steps (1 .. 1024)");
-  switch (radius) {
-    case 1: allow_shared<1>(nz_); break;
-    case 2: allow_shared<2>(nz_); break;
-    default: allow_shared<3>(nz_); break;
-  }
+  if (vertices != DiamondVertices::in_step && vertices != DiamondVertices::step_ahead)
+    throw std::invalid_argument("cases::wave::DiamondSweep: not a DiamondVertices");
+  // The kernel's shared memory (over the 48 KiB default at R >= 2 and nz = 256): allowed once,
+  // when a sweep is made, not on every run.
+  with_kernel(radius, vertices, [&](auto kernel, auto bytes) {
+    CUSH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes(nz_))));
+  });
   try {
     for (const std::vector<TowerBase>& stage : diamond_stages(nx, ny, radius, steps)) {
       std::vector<int2> h(stage.size());
@@ -146,11 +159,7 @@ BlockComparison DiamondSweep::check_against_model(double courant, unsigned long 
 
 cudaFuncAttributes DiamondSweep::attributes() const {
   cudaFuncAttributes a{};
-  switch (radius_) {
-    case 1: CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, tower_kernel<1>)); break;
-    case 2: CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, tower_kernel<2>)); break;
-    default: CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, tower_kernel<3>)); break;
-  }
+  with_kernel(radius_, vertices_, [&](auto kernel, auto) { CUSH_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel)); });
   return a;
 }
 
@@ -160,11 +169,13 @@ void DiamondSweep::run(double* even, double* odd, double courant, cudaStream_t s
   const double c2 = courant * courant;
   const tw::Coefficients k{c[1], c2, 2 + 6 * c[0] * c2};
   const tw::Block b{nx_, ny_, nz_};
-  switch (radius_) {
-    case 1: launch_stages<1>(bases_, sizes_, steps_, b, even, odd, k, stream); break;
-    case 2: launch_stages<2>(bases_, sizes_, steps_, b, even, odd, k, stream); break;
-    default: launch_stages<3>(bases_, sizes_, steps_, b, even, odd, k, stream); break;
-  }
+  with_kernel(radius_, vertices_, [&](auto kernel, auto bytes) {
+    const std::size_t smem = bytes(nz_);
+    for (std::size_t i = 0; i < bases_.size(); ++i) {
+      kernel<<<sizes_[i], nz_, smem, stream>>>(static_cast<const int2*>(bases_[i]), steps_, b, even, odd, k);
+      CUSH_CUDA_CHECK(cudaGetLastError());
+    }
+  });
 }
 
 }  // namespace wave

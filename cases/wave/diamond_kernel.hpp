@@ -21,12 +21,20 @@
 namespace cases {
 namespace wave {
 
+/// When a tower's threads read the two columns beyond the diamond's top and bottom vertices
+/// (tower::vertices): the results are the same bits either way.
+enum class DiamondVertices {
+  in_step,     ///< after the step's barrier, just before the update that needs them
+  step_ahead,  ///< during the step before, so that its barrier and update cover the loads' latency
+};
+
 class DiamondSweep {
  public:
   /// Radius 1 .. 3 (the diamond of 2R^2 + 2R + 1 columns a thread keeps in registers), nz 3 ..
   /// 256 nodes a column (the threads of a block), steps >= 1, a block of at least one column.
   /// std::invalid_argument otherwise, before any GPU is used; the stages go to the current device.
-  DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps);
+  DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps,
+               DiamondVertices vertices = DiamondVertices::in_step);
   ~DiamondSweep();
   DiamondSweep(const DiamondSweep&) = delete;
   DiamondSweep& operator=(const DiamondSweep&) = delete;
@@ -51,6 +59,7 @@ class DiamondSweep {
  private:
   int radius_;
   int nx_, ny_, nz_, steps_;
+  DiamondVertices vertices_;
   std::vector<void*> bases_;  // per stage: the towers' centres (int2) on the device
   std::vector<int> sizes_;    // per stage: its towers
 };

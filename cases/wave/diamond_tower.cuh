@@ -16,6 +16,8 @@
 // of L's parity. A step, for every thread of a tower:
 //   publish(cur)        level s of the diamond's columns for the z neighbours (shared memory)
 //   -- barrier --
+//   vertices()          the two columns beyond the diamond's top and bottom at level s (or read
+//                       a step ahead, before the step before's barrier: DiamondVertices)
 //   update(cur, nxt)    the diamond from level s (cur) to s + 1, written over s - 1 (nxt)
 //   move(cur, nxt)      write back the left slot; then shift a slot left and read the new right
 //                       slot, or, after the last step, write back the diamond
@@ -140,15 +142,26 @@ __host__ __device__ __forceinline__ void publish(const double (&cur)[Shape<R>::k
   });
 }
 
+/// The neighbours beyond the top and bottom rows of the diamond centred at (c, cy), from
+/// `level` (the array of the level the step reads): columns of other towers, finished in earlier
+/// stages, so they may be read before the step that needs them (a step ahead: at step s the
+/// next step's from the array of s + 1's parity, which holds level s + 1 whether the column is at
+/// s + 1 or s + 2; nothing in the stage writes them).
+template <int R>
+__host__ __device__ __forceinline__ void vertices(const double* level, Block b, int c, int cy, int z, double& top,
+                                                  double& bottom) {
+  top = load(level, b, c, cy + R + 1, z);
+  bottom = load(level, b, c, cy - R - 1, z);
+}
+
 /// The diamond centred at (c, cy) from level s (cur; every slot holds its level s there) to
-/// s + 1, written over level s - 1 in nxt; `here` is the array of level s, `plane` what every z
-/// node of the tower published. step_host's order of operations.
+/// s + 1, written over level s - 1 in nxt; `plane` is what every z node of the tower published,
+/// `top` and `bottom` the vertices' neighbours at level s (vertices()). step_host's order of
+/// operations.
 template <int R>
 __host__ __device__ __forceinline__ void update(const double (&cur)[Shape<R>::kSlots], double (&nxt)[Shape<R>::kSlots],
-                                                const double* plane, int z, int nz, int c, int cy, Block b, const double* here,
+                                                const double* plane, int z, int nz, double top, double bottom,
                                                 Coefficients k) {
-  // The top and bottom rows' neighbours beyond the diamond: columns of other towers.
-  const double top = load(here, b, c, cy + R + 1, z), bottom = load(here, b, c, cy - R - 1, z);
   const int zu = z + 1 == nz ? 0 : z + 1, zd = z == 0 ? nz - 1 : z - 1;
   static_for<0, Shape<R>::kRows>([&](auto rc) {
     constexpr int r = decltype(rc)::value;

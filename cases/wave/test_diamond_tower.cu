@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "coefficients.hpp"
@@ -21,13 +23,16 @@ namespace {
 
 /// The towers of `stages` run as the kernel runs them, one tower at a time (towers of a stage are
 /// independent), its nz threads a phase at a time. `reverse`: each stage's towers in reverse.
+/// `ahead`: the vertices' neighbours read a step ahead (DiamondVertices::step_ahead), as the
+/// kernel's tower_step does.
 template <int R>
 void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, tw::Block b, std::vector<double>& even,
-             std::vector<double>& odd, tw::Coefficients k, bool reverse) {
+             std::vector<double>& odd, tw::Coefficients k, bool reverse, bool ahead) {
   using S = tw::Shape<R>;
   const int nz = b.z;
   struct Thread {
     double a[S::kSlots], o[S::kSlots];
+    double top = 0, bottom = 0, next_top = 0, next_bottom = 0;
   };
   std::vector<Thread> threads(static_cast<std::size_t>(nz));
   std::vector<double> planes(2 * static_cast<std::size_t>(S::kCells) * nz);
@@ -35,22 +40,32 @@ void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, t
     for (std::size_t t = 0; t < stage.size(); ++t) {
       const wv::TowerBase base = stage[reverse ? stage.size() - 1 - t : t];
       const int bx = static_cast<int>(base.x), by = static_cast<int>(base.y);
-      for (int z = 0; z < nz; ++z) tw::start<R>(threads[z].a, threads[z].o, bx, by, b, even.data(), odd.data(), z);
+      for (int z = 0; z < nz; ++z) {
+        tw::start<R>(threads[z].a, threads[z].o, bx, by, b, even.data(), odd.data(), z);
+        if (ahead) tw::vertices<R>(even.data(), b, bx, by, z, threads[z].top, threads[z].bottom);
+      }
       for (int s = 0; s < steps; ++s) {
         double* const here = s & 1 ? odd.data() : even.data();
         double* const older = s & 1 ? even.data() : odd.data();
         double* const plane = planes.data() + (s & 1) * S::kCells * nz;
-        for (int z = 0; z < nz; ++z) tw::publish<R>(s & 1 ? threads[z].o : threads[z].a, plane, z, nz);
+        for (int z = 0; z < nz; ++z) {
+          Thread& t = threads[z];
+          if (ahead && s + 1 < steps) tw::vertices<R>(older, b, bx + s + 1, by, z, t.next_top, t.next_bottom);
+          tw::publish<R>(s & 1 ? t.o : t.a, plane, z, nz);
+        }
         // -- barrier --
         for (int z = 0; z < nz; ++z) {
-          auto& cur = s & 1 ? threads[z].o : threads[z].a;
-          auto& nxt = s & 1 ? threads[z].a : threads[z].o;
-          tw::update<R>(cur, nxt, plane, z, nz, bx + s, by, b, here, k);
+          Thread& t = threads[z];
+          if (!ahead) tw::vertices<R>(here, b, bx + s, by, z, t.top, t.bottom);
+          tw::update<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, plane, z, nz, t.top, t.bottom, k);
         }
         for (int z = 0; z < nz; ++z) {
-          auto& cur = s & 1 ? threads[z].o : threads[z].a;
-          auto& nxt = s & 1 ? threads[z].a : threads[z].o;
-          tw::move<R>(cur, nxt, s, steps, bx + s, by, b, here, older, z);
+          Thread& t = threads[z];
+          tw::move<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, s, steps, bx + s, by, b, here, older, z);
+          if (ahead) {
+            t.top = t.next_top;
+            t.bottom = t.next_bottom;
+          }
         }
       }
     }
@@ -77,14 +92,15 @@ void check_radius(std::mt19937_64& rng, int trials) {
     const std::vector<double> ze = wv::z_fastest(even, nx, ny, nz), zo = wv::z_fastest(odd, nx, ny, nz);
     ASSERT_EQ(wv::diamond_sweep_host(c2, nx, ny, nz, R, steps, wv::diamond_towers(nx, ny, R, steps), even, odd).broken, 0u);
     const auto stages = wv::diamond_stages(nx, ny, R, steps);
-    for (bool reverse : {false, true}) {
+    for (const auto& [reverse, ahead] :
+         std::initializer_list<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}, {true, true}}) {
       std::vector<double> ge = ze, go = zo;
-      emulate<R>(stages, steps, b, ge, go, k, reverse);
+      emulate<R>(stages, steps, b, ge, go, k, reverse, ahead);
       ge = wv::x_fastest(ge, nx, ny, nz);
       go = wv::x_fastest(go, nx, ny, nz);
       const wv::BlockComparison cmp = wv::compare_blocks(ge, go, even, odd, nx, ny, nz, steps);
       EXPECT_EQ(cmp.differing, 0) << "radius " << R << ", " << nx << " x " << ny << " x " << nz << ", " << steps << " steps"
-                        << (reverse ? ", stages reversed" : "");
+                        << (reverse ? ", stages reversed" : "") << (ahead ? ", vertices a step ahead" : "");
       // The comparison is not of NaN against NaN alone: inside the T ghost columns all is finite.
       EXPECT_EQ(cmp.inside_not_finite, 0) << "radius " << R;
     }
@@ -113,7 +129,7 @@ TEST(WaveDiamondTower, ATowerWritesOnlyTheColumnsItPassed) {
   const std::vector<double> even0 = even, odd0 = odd;
   const int steps = 5;
   const wv::TowerBase base = wv::diamond_tile(10, 10, R);
-  emulate<R>({{base}}, steps, b, even, odd, k, false);
+  emulate<R>({{base}}, steps, b, even, odd, k, false, false);
   for (int y = 0; y < b.y; ++y)
     for (int x = 0; x < b.x; ++x) {
       bool passed = false;

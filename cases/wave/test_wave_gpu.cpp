@@ -268,9 +268,9 @@ TEST(CaseWave, BadInputIsRejected) {
 }
 
 // DiamondTorre's sweep (diamond_kernel.hpp) against the host model's (diamond.hpp) on random
-// blocks at radius 1-3, odd sizes and z depths up to the kernel's 256: every node of both levels
-// bit for bit (NaN, at the block's edges, against NaN), and the inside, past the T ghost columns,
-// finite.
+// blocks at radius 1-3, odd sizes and z depths up to the kernel's 256, with the vertices'
+// neighbours read in the step and a step ahead: every node of both levels bit for bit (NaN, at the
+// block's edges, against NaN), and the inside, past the T ghost columns, finite.
 TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
   CUSH_REQUIRE_GPUS(1);
   std::mt19937_64 rng(2611);
@@ -282,10 +282,13 @@ TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
       const int steps = steps_of(rng), nx = side(rng) + 2 * steps, ny = side(rng) + 2 * steps;
       const int nz = depths[(radius * 5 + trial) % 7];
       const double c = courant(rng);
-      SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
-                                      << " steps");
-      const wave::BlockComparison cmp = wave::DiamondSweep(radius, nx, ny, nz, steps).check_against_model(c, rng());
-      EXPECT_EQ(cmp.differing, 0);
-      EXPECT_EQ(cmp.inside_not_finite, 0);
+      const unsigned long long seed = rng();
+      for (auto vertices : {wave::DiamondVertices::in_step, wave::DiamondVertices::step_ahead}) {
+        SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
+                                        << " steps" << (vertices == wave::DiamondVertices::step_ahead ? ", vertices ahead" : ""));
+        const wave::BlockComparison cmp = wave::DiamondSweep(radius, nx, ny, nz, steps, vertices).check_against_model(c, seed);
+        EXPECT_EQ(cmp.differing, 0);
+        EXPECT_EQ(cmp.inside_not_finite, 0);
+      }
     }
 }
