@@ -26,6 +26,8 @@ ROWS = [
     ("All-reduce, 1 GiB, against NCCL", "device_ops.4gpu.all_reduce.1GiB.cush_vs_raw_nccl"),
     ("Reduce, 1 GiB, against NCCL", "device_ops.4gpu.reduce.1GiB.cush_vs_raw_nccl"),
     ("Halo exchange, strided x face 2048², depth 1, against the raw twin", "halo.2gpu.x.2048.d1.time"),
+    ("RBF-FD on the sphere, 2^22 nodes, 4 GPUs, against one GPU", "rbffd.4gpu.multi_cush.2e22.speedup"),
+    ("RBF-FD on the sphere, 2^22 nodes, 4 GPUs, overlapped, against raw CUDA", "rbffd_overlap.4gpu.time_n4194304"),
     ("3D advection 1024³, one GPU, fused steps, against the one-step roofline", "advection.1gpu.best_steps.rate_n1024"),
     ("3D advection 1024³, 4 GPUs, fused steps, overlapped, against raw CUDA", "advection.4gpu.best_steps_overlap.rate_n1024"),
     ("Wave equation, order 2, 1024³, one GPU, fused steps, against the one-step roofline",
@@ -33,7 +35,7 @@ ROWS = [
     ("Wave equation, order 2, 1024³, 2 GPUs, fused steps, overlapped, against raw CUDA",
      "wave.order2.2gpu.best_steps_overlap.rate_n1024"),
 ]
-CASES = ("scale", "matmul", "advection", "lbm", "fft", "karst", "wave")
+CASES = ("scale", "matmul", "advection", "lbm", "fft", "karst", "rbffd", "wave")
 COMPLEXITY = [(f"{case}: statements (NCSS) of the multi-GPU code, against raw CUDA", f"{case}.complexity.ncss") for case in CASES]
 # The plots: each case's newest scaling plot of a multi-GPU run (file names end in the run's date
 # and letter, so the newest sorts last).
