@@ -3,13 +3,15 @@
 // copy.
 //
 //   usage: probe_diamond [n] [nz] [T] [reps]   (defaults 1024 256 16 5): a plane of n^2 columns
-//   with T ghost columns a side, nz z nodes (up to 256), T steps a sweep; radius R = 1, 2, 3.
+//   with T ghost columns a side, nz z nodes (up to 2048: taller than 256, each tower's column in a
+//   cluster of blocks, diamond_chunks), T steps a sweep; radius R = 1, 2, 3.
 //
 // Prints, per R and per DiamondVertices (the vertices' neighbours read in the step or a step
-// ahead): registers and spilled bytes of the kernel, the stages of the sweep, the nodes that
-// differ from the host model (37 x 41 x 64 and 96 x 90 x 128 blocks at T = 5 and 8, every node of
-// the block, NaN at the edges against NaN), the time of a sweep, useful updates per second
-// (n^2 nz T / time) and that over R1w = copy / 24 B.
+// ahead): the blocks a tower, registers and spilled bytes of the kernel, the stages of the sweep,
+// the nodes that differ from the host model (37 x 41 x 64 and 96 x 90 x 128 blocks at T = 5 and
+// 8, and 21 x 19 x 96 in 4 blocks a tower at T = 6: every node of the block, NaN at the edges
+// against NaN), the time of a sweep, useful updates per second (n^2 nz T / time) and that over
+// R1w = copy / 24 B.
 
 #include <cuda_runtime.h>
 
@@ -29,6 +31,7 @@ namespace wv = cases::wave;
 void measure(int radius, wv::DiamondVertices vertices, int n, int nz, int steps, int reps, double r1w) {
   const long bad_small = wv::DiamondSweep(radius, 37, 41, 64, 5, vertices).check_against_model(0.5, 1).differing;
   const long bad_medium = wv::DiamondSweep(radius, 96, 90, 128, 8, vertices).check_against_model(0.3, 2).differing;
+  const long bad_cluster = wv::DiamondSweep(radius, 21, 19, 96, 6, vertices, 4).check_against_model(0.4, 3).differing;
   // The timed sweep: n^2 columns and `steps` ghost columns a side, random levels. Each timed sweep
   // starts from the last one's levels: the same work (the edges turn NaN, which costs the same).
   const int side = n + 2 * steps;
@@ -45,9 +48,9 @@ void measure(int radius, wv::DiamondVertices vertices, int n, int nz, int steps,
   CUSH_CUDA_CHECK(cudaFree(ge));
   CUSH_CUDA_CHECK(cudaFree(go));
   const double useful = static_cast<double>(n) * n * nz * steps / (ms * 1e-3) / 1e9;
-  std::printf("| %d | %s | %d | %zu | %zu | %ld | %ld | %.3f | %.1f | %.2f |\n", radius,
-              vertices == wv::DiamondVertices::step_ahead ? "step ahead" : "in step", attr.numRegs, attr.localSizeBytes,
-              sweep.stages(), bad_small, bad_medium, ms, useful, useful / r1w);
+  std::printf("| %d | %s | %d | %d | %zu | %zu | %ld | %ld | %ld | %.3f | %.1f | %.2f |\n", radius,
+              vertices == wv::DiamondVertices::step_ahead ? "step ahead" : "in step", sweep.chunks().chunks, attr.numRegs,
+              attr.localSizeBytes, sweep.stages(), bad_small, bad_medium, bad_cluster, ms, useful, useful / r1w);
   std::fflush(stdout);
 }
 
@@ -59,8 +62,8 @@ int main(int argc, char** argv) {
     const int nz = argc > 2 ? std::atoi(argv[2]) : 256;
     const int steps = argc > 3 ? std::atoi(argv[3]) : 16;
     const int reps = argc > 4 ? std::atoi(argv[4]) : 5;
-    if (n < 8 || nz < 64 || nz > 256 || steps < 1 || steps > 64 || reps < 1) {
-      std::fprintf(stderr, "usage: probe_diamond [n >= 8] [nz: 64 .. 256] [T: 1 .. 64] [reps >= 1]\n");
+    if (n < 8 || nz < 64 || nz > 2048 || steps < 1 || steps > 64 || reps < 1) {
+      std::fprintf(stderr, "usage: probe_diamond [n >= 8] [nz: 64 .. 2048] [T: 1 .. 64] [reps >= 1]\n");
       return 2;
     }
     // The copy as bench/roofs.cu's roof/copy row makes it: cudaMemcpyAsync of 2 GiB.
@@ -74,8 +77,8 @@ int main(int argc, char** argv) {
     const double copy_gbs = 2.0 * static_cast<double>(copy_bytes) / copy_ms / 1e6, r1w = copy_gbs / 24;
     std::printf("probe_diamond: %d^2 columns of %d nodes, FP64, order 2, %d steps a sweep, %d repetitions\n", n, nz, steps, reps);
     std::printf("copy %.0f GB/s: R1w = %.1f G updates/s\n\n", copy_gbs, r1w);
-    std::printf("| R | vertices | regs | spilled B | stages | differing (37x41x64, T 5) | differing (96x90x128, T 8) | ms a sweep | useful G updates/s | x R1w |\n"
-                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("| R | vertices | blocks a tower | regs | spilled B | stages | differing (37x41x64, T 5) | differing (96x90x128, T 8) | differing (21x19x96, 4 blocks, T 6) | ms a sweep | useful G updates/s | x R1w |\n"
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int radius = 1; radius <= 3; ++radius)
       for (auto vertices : {wv::DiamondVertices::in_step, wv::DiamondVertices::step_ahead})
         measure(radius, vertices, n, nz, steps, reps, r1w);

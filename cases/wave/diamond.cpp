@@ -301,5 +301,24 @@ BlockComparison compare_blocks(std::span<const double> got_even, std::span<const
   return c;
 }
 
+DiamondChunks diamond_chunks(std::size_t nz, std::size_t chunks, std::size_t max_lanes, std::size_t max_chunks) {
+  const auto refuse = [&](const std::string& why) {
+    return std::invalid_argument("cases::wave::diamond_chunks: a column of " + std::to_string(nz) + " nodes in " +
+                                 (chunks == 0 ? std::string("blocks of at most ") + std::to_string(max_lanes) + " threads"
+                                              : std::to_string(chunks) + " blocks") +
+                                 " (at most " + std::to_string(max_chunks) + " a tower): " + why);
+  };
+  if (nz < 3) throw refuse("want at least 3 nodes");
+  if (chunks == 0) {
+    for (std::size_t c = 1; c <= max_chunks; ++c)
+      if (nz % c == 0 && nz / c <= max_lanes) return {static_cast<int>(c), static_cast<int>(nz / c)};
+    throw refuse("no number of blocks divides it into blocks that small");
+  }
+  if (chunks > max_chunks) throw refuse("too many blocks");
+  if (nz % chunks != 0) throw refuse("the blocks must divide the column");
+  if (nz / chunks > max_lanes) throw refuse("too many threads a block");
+  return {static_cast<int>(chunks), static_cast<int>(nz / chunks)};
+}
+
 }  // namespace wave
 }  // namespace cases

@@ -70,6 +70,17 @@ DiamondTraffic diamond_sweep_host(double courant2, std::size_t nx, std::size_t n
 [[nodiscard]] std::vector<std::vector<TowerBase>> diamond_stages(std::size_t nx, std::size_t ny, int radius,
                                                                  std::size_t steps);
 
+/// How a GPU sweep runs a tower's column of nz nodes (diamond_tower.cuh): in `chunks` blocks (a
+/// thread-block cluster where more than one) of `lanes` = nz / chunks threads, block b holding
+/// nodes b lanes .. (b + 1) lanes - 1. `chunks` 0 chooses the fewest that divide nz into blocks
+/// of at most max_lanes threads. std::invalid_argument if nz < 3, if `chunks` does not divide nz,
+/// or if no split fits max_lanes threads in at most max_chunks blocks.
+struct DiamondChunks {
+  int chunks = 1, lanes = 0;
+};
+[[nodiscard]] DiamondChunks diamond_chunks(std::size_t nz, std::size_t chunks = 0, std::size_t max_lanes = 256,
+                                           std::size_t max_chunks = 8);
+
 /// How diamond_stages_sweep_host runs the towers of a stage, to stand in for a GPU running them
 /// at once: each tower whole in turn (in the stage's order, or the reverse), or all of them a step
 /// at a time. (A step at a time is ordinary stepping, right for any grouping; the two whole-tower

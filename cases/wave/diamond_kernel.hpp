@@ -1,6 +1,7 @@
 #pragma once
 // Case "wave": DiamondTorre's sweep on a GPU (diamond.hpp's schedule, diamond_tower.cuh's work
-// for a tower), order 2, FP64. One block a tower, a thread a z node, one launch a stage.
+// for a tower), order 2, FP64. A block a tower, or, for a column taller than a block holds, a
+// cluster of blocks a tower (diamond_chunks); a thread a z node; one launch a stage.
 //
 //     DiamondSweep sweep(radius, nx, ny, nz, steps);  // the stages, computed and uploaded once
 //     sweep.run(even, odd, courant, stream);          // one sweep of `steps` steps, asynchronous
@@ -31,10 +32,12 @@ enum class DiamondVertices {
 class DiamondSweep {
  public:
   /// Radius 1 .. 3 (the diamond of 2R^2 + 2R + 1 columns a thread keeps in registers), nz 3 ..
-  /// 256 nodes a column (the threads of a block), steps >= 1, a block of at least one column.
-  /// std::invalid_argument otherwise, before any GPU is used; the stages go to the current device.
+  /// 2048 nodes a column, steps 1 .. 1024, a block of at least one column. A column runs in
+  /// `chunks` blocks a tower (0: the fewest of at most 256 threads; diamond_chunks), more than one
+  /// a thread-block cluster, which needs compute capability 9.0. std::invalid_argument otherwise,
+  /// before any kernel runs; the stages go to the current device.
   DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps,
-               DiamondVertices vertices = DiamondVertices::in_step);
+               DiamondVertices vertices = DiamondVertices::in_step, std::size_t chunks = 0);
   ~DiamondSweep();
   DiamondSweep(const DiamondSweep&) = delete;
   DiamondSweep& operator=(const DiamondSweep&) = delete;
@@ -53,6 +56,8 @@ class DiamondSweep {
   [[nodiscard]] BlockComparison check_against_model(double courant, unsigned long long seed) const;
 
   [[nodiscard]] std::size_t stages() const { return sizes_.size(); }
+  /// The blocks a tower and the threads a block.
+  [[nodiscard]] const DiamondChunks& chunks() const { return chunks_; }
   /// The kernel's registers and local (spilled) bytes, as the driver reports them.
   [[nodiscard]] cudaFuncAttributes attributes() const;
 
@@ -60,6 +65,7 @@ class DiamondSweep {
   int radius_;
   int nx_, ny_, nz_, steps_;
   DiamondVertices vertices_;
+  DiamondChunks chunks_;
   std::vector<void*> bases_;  // per stage: the towers' centres (int2) on the device
   std::vector<int> sizes_;    // per stage: its towers
 };

@@ -5,6 +5,16 @@
 // (test_diamond_tower.cu), so the kernel's bookkeeping is checked against the host model on a
 // machine without a GPU; bench/probes/probe_diamond.cu runs them as a kernel.
 //
+// A tower's column runs whole in one block (a thread a z node), or, taller than a block holds, in
+// a thread-block cluster of `chunks` blocks of `lanes` threads stepping together: block b holds
+// nodes b lanes .. (b + 1) lanes - 1. A block's plane of level s holds, per diamond column, its
+// lanes' values in slots 1 .. lanes and two halo slots: slot 0, the node below its first (the
+// last lane of the block below, or, periodic, of the last block), and slot lanes + 1, the node
+// above its last. Those two lanes publish into the neighbours' halo slots too (the other block's
+// shared memory in a cluster), so that after the step's barrier every read is in the block's own
+// plane. (Chunks that recompute ghost nodes instead cannot run in place: a chunk would overwrite
+// nodes that its neighbour's ghosts still have to read at earlier levels.)
+//
 // A thread keeps, for its z node, two levels of the diamond's 2R^2 + 2R + 1 columns and one more
 // column a row on each side: on the left the column the diamond left at the step before (written
 // back after this step), on the right the column it takes in next (read a step ahead; its level s
@@ -14,7 +24,8 @@
 //
 // Memory: the block is X x Y columns of Z nodes, z fastest; level L of a column lives in the array
 // of L's parity. A step, for every thread of a tower:
-//   publish(cur)        level s of the diamond's columns for the z neighbours (shared memory)
+//   publish(cur)        level s of the diamond's columns for the z neighbours (shared memory;
+//                       publish_with_halos)
 //   -- barrier --
 //   vertices()          the two columns beyond the diamond's top and bottom at level s (or read
 //                       a step ahead, before the step before's barrier: DiamondVertices)
@@ -130,16 +141,30 @@ __host__ __device__ __forceinline__ void start(double (&a)[Shape<R>::kSlots], do
   });
 }
 
-/// Level s of the diamond's columns into `plane` (its column i at plane[i * nz + z]).
+/// Level s of the diamond's columns into slot `slot` of `plane` (its column i at
+/// plane[i * stride + slot]; a block's plane has stride lanes + 2, its lanes in slots 1 .. lanes).
 template <int R>
-__host__ __device__ __forceinline__ void publish(const double (&cur)[Shape<R>::kSlots], double* plane, int z, int nz) {
+__host__ __device__ __forceinline__ void publish(const double (&cur)[Shape<R>::kSlots], double* plane, int slot, int stride) {
   static_for<0, Shape<R>::kRows>([&](auto rc) {
     constexpr int r = decltype(rc)::value;
     static_for<1, width<R>(r) + 1>([&](auto jc) {
       constexpr int j = decltype(jc)::value;
-      plane[cell<R>(r, j) * nz + z] = cur[offset<R>(r) + j];
+      plane[cell<R>(r, j) * stride + slot] = cur[offset<R>(r) + j];
     });
   });
+}
+
+/// Level s for the z neighbours, from lane `lane` of block `chunk` of a tower's `chunks` blocks of
+/// `lanes` lanes: into slot lane + 1 of the block's plane, and from the block's end lanes into the
+/// halo slots of the blocks beside it (the block itself where the column is one block).
+/// `plane_of(chunk)`: that block's plane of level s (stride lanes + 2).
+template <int R, class PlaneOf>
+__host__ __device__ __forceinline__ void publish_with_halos(const double (&cur)[Shape<R>::kSlots], int chunk, int chunks,
+                                                            int lane, int lanes, PlaneOf&& plane_of) {
+  const int stride = lanes + 2;
+  publish<R>(cur, plane_of(chunk), lane + 1, stride);
+  if (lane == 0) publish<R>(cur, plane_of((chunk + chunks - 1) % chunks), stride - 1, stride);
+  if (lane == lanes - 1) publish<R>(cur, plane_of((chunk + 1) % chunks), 0, stride);
 }
 
 /// The neighbours beyond the top and bottom rows of the diamond centred at (c, cy), from
@@ -155,14 +180,13 @@ __host__ __device__ __forceinline__ void vertices(const double* level, Block b, 
 }
 
 /// The diamond centred at (c, cy) from level s (cur; every slot holds its level s there) to
-/// s + 1, written over level s - 1 in nxt; `plane` is what every z node of the tower published,
-/// `top` and `bottom` the vertices' neighbours at level s (vertices()). step_host's order of
-/// operations.
+/// s + 1, written over level s - 1 in nxt; `plane` is the block's plane of level s (publish), the
+/// thread's node in slot `slot`, its z neighbours in slots slot + 1 and slot - 1, and `top` and
+/// `bottom` the vertices' neighbours at level s (vertices()). step_host's order of operations.
 template <int R>
 __host__ __device__ __forceinline__ void update(const double (&cur)[Shape<R>::kSlots], double (&nxt)[Shape<R>::kSlots],
-                                                const double* plane, int z, int nz, double top, double bottom,
+                                                const double* plane, int slot, int stride, double top, double bottom,
                                                 Coefficients k) {
-  const int zu = z + 1 == nz ? 0 : z + 1, zd = z == 0 ? nz - 1 : z - 1;
   static_for<0, Shape<R>::kRows>([&](auto rc) {
     constexpr int r = decltype(rc)::value;
     static_for<1, width<R>(r) + 1>([&](auto jc) {
@@ -171,11 +195,11 @@ __host__ __device__ __forceinline__ void update(const double (&cur)[Shape<R>::kS
       double up = top, down = bottom;
       if constexpr (r + 1 < Shape<R>::kRows) up = cur[offset<R>(r + 1) + j + half<R>(r + 1) - half<R>(r)];
       if constexpr (r > 0) down = cur[offset<R>(r - 1) + j + half<R>(r - 1) - half<R>(r)];
-      const int d = cell<R>(r, j) * nz;
+      const int d = cell<R>(r, j) * stride + slot;
       double sum = 0;
       sum = fma_rn(k.c1, add_rn(cur[i + 1], cur[i - 1]), sum);
       sum = fma_rn(k.c1, add_rn(up, down), sum);
-      sum = fma_rn(k.c1, add_rn(plane[d + zu], plane[d + zd]), sum);
+      sum = fma_rn(k.c1, add_rn(plane[d + 1], plane[d - 1]), sum);
       nxt[i] = fma_rn(k.courant2, sum, fma_rn(k.centre, cur[i], -nxt[i]));
     });
   });

@@ -191,3 +191,27 @@ TEST(WaveDiamond, BadInputIsRejected) {
   EXPECT_THROW(wv::diamond_sweep_host(0.2, 3, 3, 2, 1, 1, none, {a.data(), 18}, {b.data(), 18}), std::invalid_argument);
   EXPECT_THROW(wv::diamond_sweep_host(0.2, 3, 3, 3, 1, 1, none, a, c), std::invalid_argument);
 }
+
+// How a GPU sweep splits a tower's column over the blocks of a cluster (diamond_chunks).
+TEST(WaveDiamond, ColumnsSplitIntoEqualBlocksOfAtMost256Threads) {
+  const auto split = [](std::size_t nz, std::size_t chunks = 0) {
+    const wv::DiamondChunks c = wv::diamond_chunks(nz, chunks);
+    return std::pair{c.chunks, c.lanes};
+  };
+  EXPECT_EQ(split(3), std::pair(1, 3));
+  EXPECT_EQ(split(256), std::pair(1, 256));
+  EXPECT_EQ(split(258), std::pair(2, 129));    // the fewest blocks that divide it
+  EXPECT_EQ(split(1024), std::pair(4, 256));   // 1024^3: four blocks a tower
+  EXPECT_EQ(split(770), std::pair(5, 154));    // not 2 blocks of 385 threads
+  EXPECT_EQ(split(2048), std::pair(8, 256));
+  EXPECT_EQ(split(12, 4), std::pair(4, 3));    // asked for
+  EXPECT_EQ(split(3, 3), std::pair(3, 1));     // a node a block
+  EXPECT_EQ(split(40, 1), std::pair(1, 40));
+  EXPECT_THROW((void)wv::diamond_chunks(2), std::invalid_argument);        // no stencil
+  EXPECT_THROW((void)wv::diamond_chunks(257), std::invalid_argument);      // prime, past one block
+  EXPECT_THROW((void)wv::diamond_chunks(771), std::invalid_argument);      // 3 x 257
+  EXPECT_THROW((void)wv::diamond_chunks(2049), std::invalid_argument);     // past 8 blocks of 256
+  EXPECT_THROW((void)wv::diamond_chunks(100, 3), std::invalid_argument);   // 3 does not divide 100
+  EXPECT_THROW((void)wv::diamond_chunks(512, 1), std::invalid_argument);   // one block of 512
+  EXPECT_THROW((void)wv::diamond_chunks(72, 9), std::invalid_argument);    // more than 8 blocks
+}

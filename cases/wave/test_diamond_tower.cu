@@ -7,9 +7,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <initializer_list>
 #include <random>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "coefficients.hpp"
@@ -21,47 +22,63 @@ namespace tw = cases::wave::tower;
 
 namespace {
 
+/// Block `chunk`'s plane of step s's parity among the emulated blocks' planes (two a block, `size`
+/// doubles each), as publish_with_halos asks for it.
+struct PlaneOf {
+  double* planes;
+  int size, s;
+  __host__ __device__ double* operator()(int chunk) const {
+    return planes + (static_cast<std::size_t>(chunk) * 2 + (s & 1)) * static_cast<std::size_t>(size);
+  }
+};
+
 /// The towers of `stages` run as the kernel runs them, one tower at a time (towers of a stage are
-/// independent), its nz threads a phase at a time. `reverse`: each stage's towers in reverse.
-/// `ahead`: the vertices' neighbours read a step ahead (DiamondVertices::step_ahead), as the
-/// kernel's tower_step does.
+/// independent), its threads a phase at a time: `ch.chunks` blocks of `ch.lanes` lanes stepping
+/// together (diamond_chunks; block b holds nodes b lanes .. (b + 1) lanes - 1), each block's end
+/// lanes publishing into the halo slots of the blocks beside it, as the kernel's tower_step does.
+/// `reverse`: each stage's towers in reverse. `ahead`: the vertices' neighbours read a step ahead
+/// (DiamondVertices::step_ahead).
 template <int R>
 void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, tw::Block b, std::vector<double>& even,
-             std::vector<double>& odd, tw::Coefficients k, bool reverse, bool ahead) {
+             std::vector<double>& odd, tw::Coefficients k, bool reverse, bool ahead, const wv::DiamondChunks& ch) {
   using S = tw::Shape<R>;
-  const int nz = b.z;
+  const int lanes = ch.lanes, chunks = ch.chunks, stride = lanes + 2;
   struct Thread {
     double a[S::kSlots], o[S::kSlots];
     double top = 0, bottom = 0, next_top = 0, next_bottom = 0;
+    int chunk = 0, lane = 0, z = 0;
   };
-  std::vector<Thread> threads(static_cast<std::size_t>(nz));
-  std::vector<double> planes(2 * static_cast<std::size_t>(S::kCells) * nz);
+  std::vector<Thread> threads(static_cast<std::size_t>(chunks) * lanes);
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    threads[i].chunk = static_cast<int>(i) / lanes;
+    threads[i].lane = static_cast<int>(i) % lanes;
+    threads[i].z = static_cast<int>(i);
+  }
+  // Each block's two planes by step parity, stride slots a column.
+  std::vector<double> planes(static_cast<std::size_t>(chunks) * 2 * S::kCells * stride);
+  const auto plane = [&](int chunk, int s) { return PlaneOf{planes.data(), S::kCells * stride, s}(chunk); };
   for (const auto& stage : stages)
-    for (std::size_t t = 0; t < stage.size(); ++t) {
-      const wv::TowerBase base = stage[reverse ? stage.size() - 1 - t : t];
+    for (std::size_t i = 0; i < stage.size(); ++i) {
+      const wv::TowerBase base = stage[reverse ? stage.size() - 1 - i : i];
       const int bx = static_cast<int>(base.x), by = static_cast<int>(base.y);
-      for (int z = 0; z < nz; ++z) {
-        tw::start<R>(threads[z].a, threads[z].o, bx, by, b, even.data(), odd.data(), z);
-        if (ahead) tw::vertices<R>(even.data(), b, bx, by, z, threads[z].top, threads[z].bottom);
+      for (Thread& t : threads) {
+        tw::start<R>(t.a, t.o, bx, by, b, even.data(), odd.data(), t.z);
+        if (ahead) tw::vertices<R>(even.data(), b, bx, by, t.z, t.top, t.bottom);
       }
       for (int s = 0; s < steps; ++s) {
         double* const here = s & 1 ? odd.data() : even.data();
         double* const older = s & 1 ? even.data() : odd.data();
-        double* const plane = planes.data() + (s & 1) * S::kCells * nz;
-        for (int z = 0; z < nz; ++z) {
-          Thread& t = threads[z];
-          if (ahead && s + 1 < steps) tw::vertices<R>(older, b, bx + s + 1, by, z, t.next_top, t.next_bottom);
-          tw::publish<R>(s & 1 ? t.o : t.a, plane, z, nz);
+        for (Thread& t : threads) {
+          if (ahead && s + 1 < steps) tw::vertices<R>(older, b, bx + s + 1, by, t.z, t.next_top, t.next_bottom);
+          tw::publish_with_halos<R>(s & 1 ? t.o : t.a, t.chunk, chunks, t.lane, lanes, PlaneOf{planes.data(), S::kCells * stride, s});
         }
-        // -- barrier --
-        for (int z = 0; z < nz; ++z) {
-          Thread& t = threads[z];
-          if (!ahead) tw::vertices<R>(here, b, bx + s, by, z, t.top, t.bottom);
-          tw::update<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, plane, z, nz, t.top, t.bottom, k);
+        // -- the cluster's barrier --
+        for (Thread& t : threads) {
+          if (!ahead) tw::vertices<R>(here, b, bx + s, by, t.z, t.top, t.bottom);
+          tw::update<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, plane(t.chunk, s), t.lane + 1, stride, t.top, t.bottom, k);
         }
-        for (int z = 0; z < nz; ++z) {
-          Thread& t = threads[z];
-          tw::move<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, s, steps, bx + s, by, b, here, older, z);
+        for (Thread& t : threads) {
+          tw::move<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, s, steps, bx + s, by, b, here, older, t.z);
           if (ahead) {
             t.top = t.next_top;
             t.bottom = t.next_bottom;
@@ -73,7 +90,7 @@ void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, t
 
 template <int R>
 void check_radius(std::mt19937_64& rng, int trials) {
-  std::uniform_int_distribution<int> side(1, 15), depth(3, 9), steps_of(1, 7);
+  std::uniform_int_distribution<int> side(1, 15), depth(3, 12), steps_of(1, 7);
   std::uniform_real_distribution<double> u(-1, 1), courant(0.05, 0.57);
   const auto c = wv::coefficients(2);
   for (int trial = 0; trial < trials; ++trial) {
@@ -92,15 +109,23 @@ void check_radius(std::mt19937_64& rng, int trials) {
     const std::vector<double> ze = wv::z_fastest(even, nx, ny, nz), zo = wv::z_fastest(odd, nx, ny, nz);
     ASSERT_EQ(wv::diamond_sweep_host(c2, nx, ny, nz, R, steps, wv::diamond_towers(nx, ny, R, steps), even, odd).broken, 0u);
     const auto stages = wv::diamond_stages(nx, ny, R, steps);
-    for (const auto& [reverse, ahead] :
-         std::initializer_list<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}, {true, true}}) {
+    // The column in one block, and in a cluster of 2 .. 8 blocks: a random divisor of nz.
+    const wv::DiamondChunks whole = wv::diamond_chunks(nz);
+    std::vector<std::size_t> divisors;
+    for (int d = 2; d <= std::min(nz, 8); ++d)
+      if (nz % d == 0) divisors.push_back(static_cast<std::size_t>(d));
+    const wv::DiamondChunks chunked = wv::diamond_chunks(
+        nz, divisors.empty() ? 1 : divisors[std::uniform_int_distribution<std::size_t>(0, divisors.size() - 1)(rng)]);
+    for (const auto& [reverse, ahead, ch] : std::initializer_list<std::tuple<bool, bool, wv::DiamondChunks>>{
+             {false, false, whole}, {true, false, whole}, {false, true, whole}, {true, true, chunked}, {false, false, chunked}}) {
       std::vector<double> ge = ze, go = zo;
-      emulate<R>(stages, steps, b, ge, go, k, reverse, ahead);
+      emulate<R>(stages, steps, b, ge, go, k, reverse, ahead, ch);
       ge = wv::x_fastest(ge, nx, ny, nz);
       go = wv::x_fastest(go, nx, ny, nz);
       const wv::BlockComparison cmp = wv::compare_blocks(ge, go, even, odd, nx, ny, nz, steps);
       EXPECT_EQ(cmp.differing, 0) << "radius " << R << ", " << nx << " x " << ny << " x " << nz << ", " << steps << " steps"
-                        << (reverse ? ", stages reversed" : "") << (ahead ? ", vertices a step ahead" : "");
+                        << (reverse ? ", stages reversed" : "") << (ahead ? ", vertices a step ahead" : "") << ", "
+                        << ch.chunks << " blocks of " << ch.lanes << " lanes";
       // The comparison is not of NaN against NaN alone: inside the T ghost columns all is finite.
       EXPECT_EQ(cmp.inside_not_finite, 0) << "radius " << R;
     }
@@ -129,7 +154,7 @@ TEST(WaveDiamondTower, ATowerWritesOnlyTheColumnsItPassed) {
   const std::vector<double> even0 = even, odd0 = odd;
   const int steps = 5;
   const wv::TowerBase base = wv::diamond_tile(10, 10, R);
-  emulate<R>({{base}}, steps, b, even, odd, k, false, false);
+  emulate<R>({{base}}, steps, b, even, odd, k, false, false, wv::diamond_chunks(b.z));
   for (int y = 0; y < b.y; ++y)
     for (int x = 0; x < b.x; ++x) {
       bool passed = false;

@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <tuple>
 #include <vector>
 
@@ -287,6 +288,36 @@ TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
         SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
                                         << " steps" << (vertices == wave::DiamondVertices::step_ahead ? ", vertices ahead" : ""));
         const wave::BlockComparison cmp = wave::DiamondSweep(radius, nx, ny, nz, steps, vertices).check_against_model(c, seed);
+        EXPECT_EQ(cmp.differing, 0);
+        EXPECT_EQ(cmp.inside_not_finite, 0);
+      }
+    }
+}
+
+// A column taller than a block, or split on request: each tower's column in a thread-block
+// cluster of 2-8 blocks (diamond_chunks), the z neighbours at the blocks' ends through the other
+// blocks' shared memory. Needs compute capability 9.0 (clusters).
+TEST(CaseWave, DiamondSweepInClustersEqualsTheHostModel) {
+  CUSH_REQUIRE_GPUS(1);
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  if (major < 9) GTEST_SKIP() << "thread-block clusters need compute capability 9.0; GPU 0 has " << major << ".x";
+  std::mt19937_64 rng(2612);
+  std::uniform_int_distribution<int> side(1, 24), steps_of(1, 9);
+  std::uniform_real_distribution<double> courant(0.05, 0.57);
+  // (nz, blocks a tower): blocks of one node, odd splits, and the columns the 1024^3 grid needs.
+  const std::pair<int, int> columns[] = {{3, 3}, {12, 4}, {35, 5}, {48, 8}, {300, 0}, {1024, 0}};
+  for (int radius = 1; radius <= 3; ++radius)
+    for (const auto& [nz, chunks] : columns) {
+      const int steps = steps_of(rng), nx = side(rng) + 2 * steps, ny = side(rng) + 2 * steps;
+      const double c = courant(rng);
+      const unsigned long long seed = rng();
+      for (auto vertices : {wave::DiamondVertices::in_step, wave::DiamondVertices::step_ahead}) {
+        const wave::DiamondSweep sweep(radius, nx, ny, nz, steps, vertices, chunks);
+        SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
+                                        << " steps, " << sweep.chunks().chunks << " blocks of " << sweep.chunks().lanes);
+        EXPECT_GT(sweep.chunks().chunks, 1);
+        const wave::BlockComparison cmp = sweep.check_against_model(c, seed);
         EXPECT_EQ(cmp.differing, 0);
         EXPECT_EQ(cmp.inside_not_finite, 0);
       }
