@@ -288,7 +288,7 @@ if has multi; then
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
     [fft]="^case/fft_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|27|28|29|30)/|^case/fft_weak_(natural|transposed_out|transposed)/[a-z_]+/[$counts]gpu/(24|26|28)/"
     [scale]="^case/scale/[a-z_]+/[$counts]gpu/"
-    [temporal]="^(roof/(copy|fp64_fma)/1gpu|temporal/(advection|advection_overlap)/[0-9]+/[a-z_]+/[$counts]gpu/(512|1024)|case/wave/[0-9]+/single/1gpu/(512|1024)|temporal/wave/[0-9]+/[0-9]+/single/1gpu/(512|1024)|case/wave_overlap/(2|8)/[a-z_]+/[$counts]gpu/(512|1024)|temporal/wave_overlap/2/4/[a-z_]+/[$counts]gpu/(512|1024))(/|$)"
+    [temporal]="^(roof/(copy|fp64_fma)/1gpu|temporal/(advection|advection_overlap)/[0-9]+/[a-z_]+/[$counts]gpu/(512|1024)|case/wave/[0-9]+/single/1gpu/(512|1024)|temporal/wave/[0-9]+/[0-9]+/single/1gpu/(512|1024)|case/wave_overlap/(2|8)/[a-z_]+/[$counts]gpu/(512|1024)|temporal/wave_overlap/2/4/[a-z_]+/[$counts]gpu/(512|1024)|temporal/wave_diamond/2/16/r[123]/[a-z_]+/1gpu/(512|1024))(/|$)"
     [rbffd]="^(case/rbffd(_overlap|_split|_weak|_graph)?/[a-z_]+/[$counts]gpu/(20|22|23|24)|exchange/rbffd/(raw|automatic)/[$counts]gpu/(20|22|24)|spmv/rbffd/(d2d_copy|ell|cusparse_csr_alg1|cusparse_sell)/1gpu/(22|24))/")
   # Seconds per part (per GPU count for device_ops), from the 4 x H200 run of 2026-11-27: 42 LBM
   # rows took 53 s, 42 advection rows 102 s, the device operations 45-60 s per GPU count; 44 FFT

@@ -6,6 +6,9 @@
 //   case/wave_overlap/<order>/<variant>/<g>gpu/<n>  raw and cush, the exchange overlapped
 //   temporal/wave/<order>/<T>/single/1gpu/<n>       T steps a launch (the streaming kernel), T >= 2
 //   temporal/wave_overlap/<order>/<T>/<variant>/<g>gpu/<n>  the same, raw and cush, overlapped
+//   temporal/wave_diamond/2/<T>/r<R>/<in_step|step_ahead>/1gpu/<n>  the DiamondTorre variant
+//                                                   (diamond_variant.hpp), sweeps of T steps,
+//                                                   diamonds of radius R, 2 T steps a run
 // Counters: Gpts/s (node updates) and GB/s (24 bytes per update: the current and older levels
 // read, the new level written; the roofline's count, R1w = copy bandwidth / 24, with the same
 // run's roof/copy row). Environment: CUSH_BENCH_WAVE_MAX_N caps n (default 1024).
@@ -21,6 +24,7 @@
 #include "cush/cush.hpp"
 #include "harness.hpp"
 #include "reference.hpp"
+#include "diamond_variant.hpp"
 #include "wave.hpp"
 
 namespace {
@@ -61,6 +65,29 @@ void steps(benchmark::State& state, wave::Problem p, int gpus, wave::Options o) 
   state.counters["gpus"] = gpus;
 }
 
+// The DiamondTorre variant: as steps(), with two sweeps of T steps a run.
+void diamond_steps(benchmark::State& state, wave::Problem p, wave::DiamondOptions o) {
+  const std::string key = "diamond/" + std::to_string(p.n) + "/" + std::to_string(o.radius) + "/" + std::to_string(o.steps) +
+                          "/" + std::to_string(static_cast<int>(o.vertices));
+  wave::Diamond* v = cush_bench::kept<wave::Diamond>(key, [&] {
+    auto made = std::make_unique<wave::Diamond>(p, cases::Devices::first(1), o);
+    made->upload(mode(p.n).data(), mode(p.n).data());
+    made->wait();
+    return made;
+  });
+  const std::size_t run = 2 * o.steps;
+  v->run(run);  // warm-up
+  v->wait();
+  const double seconds = cush_bench::timed_iterations(state, [&] {
+    v->run(run);
+    v->wait();
+  });
+  const double updates = static_cast<double>(p.points()) * static_cast<double>(run) * static_cast<double>(state.iterations());
+  state.counters["Gpts/s"] = updates / seconds / 1e9;
+  state.counters["GB/s"] = updates * 24.0 / seconds / 1e9;
+  state.counters["gpus"] = 1;
+}
+
 // A row of the case: its variant, made and loaded once, kept for the row's later calls (cush_bench::kept).
 template <class F>
 void add_row(const std::string& name, F f) {
@@ -73,6 +100,14 @@ void register_wave() {
   const int available = cush_bench::gpus_for_rows();
   for (std::size_t n : {512U, 1024U}) {
     if (n > max_n()) continue;
+    for (int radius = 1; radius <= 3; ++radius)
+      for (const auto& [label, vertices] : {std::pair{"in_step", wave::DiamondVertices::in_step},
+                                            std::pair{"step_ahead", wave::DiamondVertices::step_ahead}}) {
+        const wave::Problem p{n, 2, 0.9 * wave::courant_limit(2)};
+        const wave::DiamondOptions o{radius, 16, vertices};
+        add_row("temporal/wave_diamond/2/16/r" + std::to_string(radius) + "/" + label + "/1gpu/" + std::to_string(n),
+                [p, o](benchmark::State& s) { diamond_steps(s, p, o); });
+      }
     for (int order : wave::kOrders) {
       const wave::Problem p{n, order, 0.9 * wave::courant_limit(order)};
       const std::string tail = "/" + std::to_string(n);

@@ -15,6 +15,7 @@
 
 #include "coefficients.hpp"
 #include "diamond.hpp"
+#include "diamond_ghosts.cuh"
 #include "diamond_tower.cuh"
 
 namespace wv = cases::wave;
@@ -164,5 +165,29 @@ TEST(WaveDiamondTower, ATowerWritesOnlyTheColumnsItPassed) {
         const bool changed = even[b.at(x, y, z)] != even0[b.at(x, y, z)] || odd[b.at(x, y, z)] != odd0[b.at(x, y, z)];
         if (!passed) EXPECT_FALSE(changed) << "(" << x << ", " << y << ")";
       }
+    }
+}
+
+// The DiamondTorre variant's ghost columns (diamond_ghosts.cuh): every column of the block outside
+// the grid's n^2 is enumerated once, and stands for the grid column its periodic image names.
+TEST(WaveDiamondTower, GhostColumnsCoverTheBlockOnceAndPointAtTheirImages) {
+  for (long n : {3L, 4L, 7L, 10L})
+    for (long t : {1L, 2L, 3L, 9L}) {
+      const long side = n + 2 * t;
+      std::vector<int> seen(static_cast<std::size_t>(side * side), 0);
+      for (long g = 0; g < cases::wave::ghosts::count(n, t); ++g) {
+        const auto c = cases::wave::ghosts::column(g, n, t);
+        ASSERT_TRUE(c.x >= 0 && c.x < side && c.y >= 0 && c.y < side) << "n " << n << ", T " << t << ", g " << g;
+        ++seen[static_cast<std::size_t>(c.x + side * c.y)];
+        // The image is inside the grid, congruent mod n.
+        EXPECT_TRUE(c.sx >= t && c.sx < n + t && c.sy >= t && c.sy < n + t);
+        EXPECT_EQ(((c.sx - c.x) % n + n) % n, 0);
+        EXPECT_EQ(((c.sy - c.y) % n + n) % n, 0);
+      }
+      for (long y = 0; y < side; ++y)
+        for (long x = 0; x < side; ++x) {
+          const bool inside = x >= t && x < n + t && y >= t && y < n + t;
+          EXPECT_EQ(seen[static_cast<std::size_t>(x + side * y)], inside ? 0 : 1) << "n " << n << ", T " << t << ", (" << x << ", " << y << ")";
+        }
     }
 }

@@ -20,6 +20,7 @@
 #include "coefficients.hpp"
 #include "diamond.hpp"
 #include "diamond_kernel.hpp"
+#include "diamond_variant.hpp"
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "reference.hpp"
@@ -292,6 +293,40 @@ TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
         EXPECT_EQ(cmp.inside_not_finite, 0);
       }
     }
+}
+
+// The DiamondTorre variant (diamond_variant.hpp) against the host leapfrog, bit for bit at both
+// levels: odd and even sides, radius 1-3, sweeps of 1-5 steps, runs that end in a shorter sweep and
+// runs split between two calls; on GPUs of compute capability 9.0 also a column split over a
+// cluster of 3 blocks.
+TEST(CaseWave, DiamondVariantEqualsTheHostLeapfrog) {
+  CUSH_REQUIRE_GPUS(1);
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  const cases::Devices one = cases::Devices::first(1);
+  struct Run {
+    std::size_t n;
+    int radius;
+    std::size_t sweep, steps, first, chunks;
+  };
+  const Run runs[] = {{17, 1, 3, 7, 7, 0}, {24, 2, 4, 9, 5, 0}, {19, 3, 5, 5, 2, 0}, {12, 3, 1, 3, 3, 0},
+                      {21, 2, 2, 5, 5, 0}, {24, 3, 3, 7, 4, 3}};
+  for (const Run& r : runs) {
+    if (r.chunks > 1 && major < 9) continue;  // clusters need compute capability 9.0
+    const wave::Problem p{r.n, 2, 0.45};
+    SCOPED_TRACE(testing::Message() << r.n << "^3, radius " << r.radius << ", sweeps of " << r.sweep << ", " << r.steps
+                                    << " steps (" << r.first << " then the rest), " << r.chunks << " blocks a tower");
+    const Levels in = random_levels(r.n);
+    wave::Diamond v(p, one, {.radius = r.radius, .steps = r.sweep, .chunks = r.chunks});
+    v.upload(in.prev.data(), in.cur.data());
+    v.run(r.first);
+    v.run(r.steps - r.first);
+    v.wait();
+    Levels out{std::vector<double>(in.prev.size(), NAN), std::vector<double>(in.cur.size(), NAN)};
+    v.download(out.prev.data(), out.cur.data());
+    expect_same(out, host_steps(in, p, r.steps), "DiamondTorre variant");
+  }
+  EXPECT_THROW(wave::Diamond({24, 4, 0.45}, one), std::invalid_argument);  // order 2 only
 }
 
 // A column taller than a block, or split on request: each tower's column in a thread-block

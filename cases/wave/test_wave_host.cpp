@@ -13,6 +13,7 @@
 
 #include "coefficients.hpp"
 #include "diamond_kernel.hpp"
+#include "diamond_variant.hpp"
 #include "kernels.hpp"
 #include "reference.hpp"
 
@@ -138,6 +139,22 @@ TEST(WaveHost, FusedStepsAreCheckedBeforeAnyLaunch) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("2 steps a launch at order 8 (1 .. 1)"), std::string::npos) << e.what();
   }
+}
+
+// The DiamondTorre variant refuses what it cannot run before it touches a GPU.
+TEST(WaveHost, DiamondVariantChecksItsProblemFirst) {
+  const wv::Problem ok{24, 2, 0.5};
+  EXPECT_NO_THROW(wv::Diamond::check(ok, {}));
+  EXPECT_NO_THROW(wv::Diamond::check({1024, 2, 0.5}, {.radius = 3, .steps = 16}));   // 4 blocks a tower
+  EXPECT_THROW(wv::Diamond::check({24, 4, 0.5}, {}), std::invalid_argument);         // order 4
+  EXPECT_THROW(wv::Diamond::check({2, 2, 0.5}, {}), std::invalid_argument);          // no stencil
+  EXPECT_THROW(wv::Diamond::check({2049, 2, 0.5}, {}), std::invalid_argument);       // past 8 blocks
+  EXPECT_THROW(wv::Diamond::check({24, 2, 0.6}, {}), std::invalid_argument);         // past the Courant limit
+  EXPECT_THROW(wv::Diamond::check(ok, {.radius = 4}), std::invalid_argument);
+  EXPECT_THROW(wv::Diamond::check(ok, {.radius = 0}), std::invalid_argument);
+  EXPECT_THROW(wv::Diamond::check(ok, {.steps = 0}), std::invalid_argument);
+  EXPECT_THROW(wv::Diamond::check(ok, {.chunks = 5}), std::invalid_argument);         // 5 does not divide 24
+  EXPECT_THROW(wv::Diamond::check({257, 2, 0.5}, {}), std::invalid_argument);        // prime, past one block
 }
 
 // DiamondTorre's GPU sweep refuses what its kernel cannot run before it touches a GPU.
