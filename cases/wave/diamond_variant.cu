@@ -94,8 +94,8 @@ Diamond::~Diamond() {
 }
 
 void Diamond::release() noexcept {
-  sweeps_.clear();
   (void)cudaSetDevice(device_);  // releasing: a failure here leaves only what follows to fail
+  sweeps_.clear();
   for (double** p : {&older_, &current_, &staging_})
     if (*p != nullptr) {
       CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(*p));
