@@ -1,7 +1,8 @@
 """The fused stencil kernels against the ceilings measured in the same run (`roof/copy/...` and
 `roof/fp64_fma/...`, bench/roofs.cu): the advection case's (bench_cases rows `temporal/advection...`
 of cases/advection/bench_advection.cpp) and the wave case's (rows `case/wave...` for one step a
-launch and `temporal/wave...` for T, cases/wave/bench_wave.cpp).
+launch and `temporal/wave...` for T, cases/wave/bench_wave.cpp; `temporal/wave_diamond...` for its
+DiamondTorre variant, sweeps of T steps with diamonds of radius R).
 
 Advection: R1 = copy GB/s / 16 (the one-step roofline: an update reads and writes 8 bytes) and
 F / 27 = GFMA/s / 27 (no kernel evaluating the 27 terms does better). Wave: R1w = copy GB/s / 24
@@ -23,6 +24,9 @@ ROOF = re.compile(r"^roof/(?P<what>copy|fp64_fma)/")
 # The wave's rows: one step a launch (case/...) or T (temporal/...), per order.
 WAVE = re.compile(r"^(?P<family>case|temporal)/(?P<kind>wave|wave_overlap)/(?P<order>\d+)/(?:(?P<t>\d+)/)?"
                   r"(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<n>\d+)")
+# The wave's DiamondTorre variant: sweeps of T steps, diamonds of radius R, the vertices' schedule.
+DIAMOND = re.compile(r"^temporal/wave_diamond/(?P<order>\d+)/(?P<t>\d+)/r(?P<r>\d+)/(?P<sched>in_step|step_ahead)"
+                     r"/1gpu/(?P<n>\d+)(/|$)")
 
 
 def medians(run):
@@ -41,6 +45,29 @@ def medians(run):
         if r:
             roofs[r["what"]].append(row.fields.get("GB/s" if r["what"] == "copy" else "GFMA/s", float("nan")))
     return ({k: stats.median(v) for k, v in rate.items()}, {k: stats.median(v) for k, v in roofs.items()})
+
+
+def diamond_medians(run):
+    """(order, n) -> {(R, schedule, T): median G updates/s} of the DiamondTorre variant's rows."""
+    got = defaultdict(lambda: defaultdict(list))
+    for row in run.rows:
+        m = DIAMOND.match(row.name)
+        if m:
+            got[(int(m["order"]), int(m["n"]))][(int(m["r"]), m["sched"], int(m["t"]))].append(
+                row.fields.get("Gpts/s", float("nan")))
+    return {k: {r: stats.median(v) for r, v in rows.items()} for k, rows in got.items()}
+
+
+def diamond_lines(diamond, roofs):
+    """Per order and grid: the DiamondTorre variant's rows against R1w (same run)."""
+    r1w = roofs.get("copy", float("nan")) / 24
+    lines = []
+    for (order, n), rows in sorted(diamond.items()):
+        lines += [f"## Wave, order {order}, DiamondTorre variant, one GPU, {n}^3", "",
+                  "| R | vertices | T | G updates/s | x R1w |", "|---:|---|---:|---:|---:|"]
+        lines += [f"| {r} | {sched.replace('_', ' ')} | {t} | {g:.1f} | {g / r1w:.3f} |" for (r, sched, t), g in sorted(rows.items())]
+        lines.append("")
+    return lines
 
 
 def wave_lines(rate, roofs):
@@ -77,6 +104,11 @@ def page(run):
     ctx = run.context
     lines = [f"# temporal ({ctx.get('date', '?')}, {ctx.get('gpu_count', '?')} x {ctx.get('gpus', '?')})", ""]
     lines += error_lines(run)
+    diamond = diamond_medians(run)
+    if diamond:
+        lines += diamond_lines(diamond, roofs)
+    if not rate:
+        return lines
     if any(isinstance(k[0], tuple) for k in rate):
         lines += wave_lines(rate, roofs)
         rate = {k: v for k, v in rate.items() if not isinstance(k[0], tuple)}
@@ -114,7 +146,8 @@ def figures(run):
     """summary.json's entries of one run: per case (the wave per order) and grid, the single-GPU
     rate at its best number of steps a launch (steps_per_launch; 1 where the kernel fuses none)
     against the same run's one-step roofline (R1, R1w), and at that T on the most GPUs,
-    overlapped, cush against raw with the efficiency E_g."""
+    overlapped, cush against raw with the efficiency E_g; per order and grid, the DiamondTorre
+    variant's best row against R1w (with its T, R and schedule)."""
     nan = float("nan")
     rate, roofs = medians(run)
     copy = roofs.get("copy")
@@ -146,4 +179,11 @@ def figures(run):
                                       reference=round(raw, 1), reference_is="multi-GPU raw CUDA, same run",
                                       ratio=round(cush / raw, 3), **measured_in(run), steps_per_launch=t,
                                       efficiency=round(cush / (g * single[t]), 3)))
+    for (order, n), rows in sorted(diamond_medians(run).items()):
+        (r, sched, t), best = max(rows.items(), key=lambda kv: kv[1])
+        roof = copy / 24
+        entries.append(figure(f"wave.order{order}.1gpu.diamond.rate_n{n}", round(best, 1), "G point updates/s",
+                              reference=round(roof, 1), reference_is="one-step roofline, same run (R1w: copy / 24 B)",
+                              ratio=round(best / roof, 3), **measured_in(run), steps_per_sweep=t, radius=r,
+                              vertices=sched))
     return entries
