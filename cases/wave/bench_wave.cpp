@@ -42,40 +42,16 @@ const std::vector<double>& mode(std::size_t n) {
   return it->second;
 }
 
-template <class V>
-void steps(benchmark::State& state, wave::Problem p, int gpus, wave::Options o) {
-  const std::string key = std::string(typeid(V).name()) + "/" + std::to_string(p.n) + "/" + std::to_string(p.order) +
-                          "/" + std::to_string(gpus) + "/" + std::to_string(static_cast<int>(o.schedule)) + "/" +
-                          std::to_string(o.steps);
-  V* v = cush_bench::kept<V>(key, [&] {
+// `run` steps per timed call of variant V (made with options `o` on `gpus` GPUs, loaded once and
+// kept under `key`).
+template <class V, class O>
+void steps(benchmark::State& state, wave::Problem p, int gpus, O o, std::size_t run, const std::string& key) {
+  V* v = cush_bench::kept<V>(std::string(typeid(V).name()) + "/" + std::to_string(p.n) + "/" + key, [&] {
     auto made = std::make_unique<V>(p, cases::Devices::first(gpus), o);
     made->upload(mode(p.n).data(), mode(p.n).data());
     made->wait();
     return made;
   });
-  v->run(kSteps);  // warm-up
-  v->wait();
-  const double seconds = cush_bench::timed_iterations(state, [&] {
-    v->run(kSteps);
-    v->wait();
-  });
-  const double updates = static_cast<double>(p.points()) * kSteps * static_cast<double>(state.iterations());
-  state.counters["Gpts/s"] = updates / seconds / 1e9;
-  state.counters["GB/s"] = updates * 24.0 / seconds / 1e9;
-  state.counters["gpus"] = gpus;
-}
-
-// The DiamondTorre variant: as steps(), with two sweeps of T steps a run.
-void diamond_steps(benchmark::State& state, wave::Problem p, wave::DiamondOptions o) {
-  const std::string key = "diamond/" + std::to_string(p.n) + "/" + std::to_string(o.radius) + "/" + std::to_string(o.steps) +
-                          "/" + std::to_string(static_cast<int>(o.vertices));
-  wave::Diamond* v = cush_bench::kept<wave::Diamond>(key, [&] {
-    auto made = std::make_unique<wave::Diamond>(p, cases::Devices::first(1), o);
-    made->upload(mode(p.n).data(), mode(p.n).data());
-    made->wait();
-    return made;
-  });
-  const std::size_t run = 2 * o.steps;
   v->run(run);  // warm-up
   v->wait();
   const double seconds = cush_bench::timed_iterations(state, [&] {
@@ -85,7 +61,21 @@ void diamond_steps(benchmark::State& state, wave::Problem p, wave::DiamondOption
   const double updates = static_cast<double>(p.points()) * static_cast<double>(run) * static_cast<double>(state.iterations());
   state.counters["Gpts/s"] = updates / seconds / 1e9;
   state.counters["GB/s"] = updates * 24.0 / seconds / 1e9;
-  state.counters["gpus"] = 1;
+  state.counters["gpus"] = gpus;
+}
+
+// The case's variants: kSteps steps a timed call.
+template <class V>
+void steps(benchmark::State& state, wave::Problem p, int gpus, wave::Options o) {
+  steps<V>(state, p, gpus, o, kSteps,
+           std::to_string(p.order) + "/" + std::to_string(gpus) + "/" + std::to_string(static_cast<int>(o.schedule)) + "/" +
+               std::to_string(o.steps));
+}
+
+// The DiamondTorre variant: two sweeps of T steps a timed call.
+void diamond_steps(benchmark::State& state, wave::Problem p, wave::DiamondOptions o) {
+  steps<wave::Diamond>(state, p, 1, o, 2 * o.steps,
+                       std::to_string(o.radius) + "/" + std::to_string(o.steps) + "/" + std::to_string(static_cast<int>(o.vertices)));
 }
 
 // A row of the case: its variant, made and loaded once, kept for the row's later calls (cush_bench::kept).

@@ -48,8 +48,6 @@ class Diamond {
   void run(std::size_t steps);
   void wait();
   void download(double* prev, double* cur);
-  /// The sweep of a full T steps (its stages, chunks and kernel attributes).
-  [[nodiscard]] const DiamondSweep& sweep() const { return *sweeps_.at(options_.steps); }
 
  private:
   const DiamondSweep& sweep_of(std::size_t steps);

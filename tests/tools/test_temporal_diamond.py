@@ -1,16 +1,13 @@
 """cushreport.summaries.temporal on synthetic rows of the wave case's DiamondTorre variant
 (`temporal/wave_diamond/<order>/<T>/r<R>/<schedule>/1gpu/<n>`, cases/wave/bench_wave.cpp): its table
 against the same run's R1w, and the summary.json figure of the best row."""
-import json
-import os
-import tempfile
 import unittest
 
 from needs import REPORT
 
 if not REPORT:
-    from cushreport import gbench
     from cushreport.summaries import temporal
+    from multi_gpu_rows import load
 
 CONTEXT = {"date": "2026-01-01T00:00:00+00:00", "gpu_count": "1", "gpus": "GPU A"}
 
@@ -22,11 +19,7 @@ def row(name, **counters):
 @unittest.skipIf(REPORT, REPORT)
 class DiamondRows(unittest.TestCase):
     def load(self, benchmarks):
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "temporal_x.json")
-            with open(path, "w") as f:
-                json.dump({"context": CONTEXT, "benchmarks": benchmarks}, f)
-            return gbench.load(path)
+        return load(benchmarks, "temporal_x.json", CONTEXT)
 
     def run_of(self):
         rows = [row("roof/copy/1gpu/2048/min_time:0.100/manual_time", **{"GB/s": 4800.0})]
