@@ -6,7 +6,7 @@
 //   case/wave_overlap/<order>/<variant>/<g>gpu/<n>  raw and cush, the exchange overlapped
 //   temporal/wave/<order>/<T>/single/1gpu/<n>       T steps a launch (the streaming kernel), T >= 2
 //   temporal/wave_overlap/<order>/<T>/<variant>/<g>gpu/<n>  the same, raw and cush, overlapped
-//   temporal/wave_diamond/2/<T>/r<R>/<in_step|step_ahead>/1gpu/<n>  the DiamondTorre variant
+//   temporal/wave_diamond/2/<T>/r<R>/<in_step|step_ahead|prefetched>/1gpu/<n>  the DiamondTorre variant
 //                                                   (diamond_variant.hpp), sweeps of T steps,
 //                                                   diamonds of radius R, 2 T steps a run
 // Counters: Gpts/s (node updates) and GB/s (24 bytes per update: the current and older levels
@@ -75,7 +75,7 @@ void steps(benchmark::State& state, wave::Problem p, int gpus, wave::Options o) 
 // The DiamondTorre variant: two sweeps of T steps a timed call.
 void diamond_steps(benchmark::State& state, wave::Problem p, wave::DiamondOptions o) {
   steps<wave::Diamond>(state, p, 1, o, 2 * o.steps,
-                       std::to_string(o.radius) + "/" + std::to_string(o.steps) + "/" + std::to_string(static_cast<int>(o.vertices)));
+                       std::to_string(o.radius) + "/" + std::to_string(o.steps) + "/" + std::to_string(static_cast<int>(o.reads)));
 }
 
 // A row of the case: its variant, made and loaded once, kept for the row's later calls (cush_bench::kept).
@@ -91,10 +91,11 @@ void register_wave() {
   for (std::size_t n : {512U, 1024U}) {
     if (n > max_n()) continue;
     for (int radius = 1; radius <= 3; ++radius)
-      for (const auto& [label, vertices] : {std::pair{"in_step", wave::DiamondVertices::in_step},
-                                            std::pair{"step_ahead", wave::DiamondVertices::step_ahead}}) {
+      for (const auto& [label, reads] : {std::pair{"in_step", wave::DiamondReads::in_step},
+                                         std::pair{"step_ahead", wave::DiamondReads::step_ahead},
+                                         std::pair{"prefetched", wave::DiamondReads::prefetched}}) {
         const wave::Problem p{n, 2, 0.9 * wave::courant_limit(2)};
-        const wave::DiamondOptions o{radius, 16, vertices};
+        const wave::DiamondOptions o{radius, 16, reads};
         add_row("temporal/wave_diamond/2/16/r" + std::to_string(radius) + "/" + label + "/1gpu/" + std::to_string(n),
                 [p, o](benchmark::State& s) { diamond_steps(s, p, o); });
       }

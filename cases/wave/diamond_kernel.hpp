@@ -22,12 +22,29 @@
 namespace cases {
 namespace wave {
 
-/// When a tower's threads read the two columns beyond the diamond's top and bottom vertices
-/// (tower::vertices): the results are the same bits either way.
-enum class DiamondVertices {
-  in_step,     ///< after the step's barrier, just before the update that needs them
-  step_ahead,  ///< during the step before, so that its barrier and update cover the loads' latency
+/// When a tower's threads read what a step needs from memory besides its own columns: the two
+/// columns beyond the diamond's top and bottom vertices (tower::vertices) and, after the update,
+/// each row's entering column (tower::move). The results are the same bits in every schedule.
+enum class DiamondReads {
+  in_step,     ///< the vertices after the step's barrier, just before the update that needs them;
+               ///< the entering columns after the update, into the registers the next step uses
+  step_ahead,  ///< the vertices during the step before, so that its barrier and update cover the
+               ///< loads' latency; the entering columns as in_step
+  prefetched,  ///< both, several steps ahead (prefetch_steps), copied into shared memory by
+               ///< asynchronous copies that nothing waits for until the step that uses them
 };
+
+/// "in_step", "step_ahead" or "prefetched" (the benchmark rows' and probes' labels).
+constexpr const char* name(DiamondReads r) {
+  return r == DiamondReads::in_step ? "in_step" : r == DiamondReads::step_ahead ? "step_ahead" : "prefetched";
+}
+
+/// Every DiamondReads, for tests and probes.
+constexpr DiamondReads kDiamondReads[] = {DiamondReads::in_step, DiamondReads::step_ahead, DiamondReads::prefetched};
+
+/// How many steps ahead DiamondReads::prefetched reads, by radius (the shared memory it takes:
+/// that many steps' tower::StepReads, 8 bytes a value and a z node, beside the z planes).
+constexpr int prefetch_steps(int radius) { return radius >= 3 ? 3 : 4; }
 
 class DiamondSweep {
  public:
@@ -37,7 +54,7 @@ class DiamondSweep {
   /// a thread-block cluster, which needs compute capability 9.0. std::invalid_argument otherwise,
   /// before any kernel runs; the stages go to the current device.
   DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps,
-               DiamondVertices vertices = DiamondVertices::in_step, std::size_t chunks = 0);
+               DiamondReads reads = DiamondReads::in_step, std::size_t chunks = 0);
   ~DiamondSweep();
   DiamondSweep(const DiamondSweep&) = delete;
   DiamondSweep& operator=(const DiamondSweep&) = delete;
@@ -64,7 +81,7 @@ class DiamondSweep {
  private:
   int radius_;
   int nx_, ny_, nz_, steps_;
-  DiamondVertices vertices_;
+  DiamondReads reads_;
   DiamondChunks chunks_;
   std::vector<void*> bases_;  // per stage: the towers' centres (int2) on the device
   std::vector<int> sizes_;    // per stage: its towers

@@ -28,10 +28,12 @@
 //                       publish_with_halos)
 //   -- barrier --
 //   vertices()          the two columns beyond the diamond's top and bottom at level s (or read
-//                       a step ahead, before the step before's barrier: DiamondVertices)
+//                       a step ahead, before the step before's barrier, or several steps ahead
+//                       into shared memory with the entering columns: DiamondReads, step_reads)
 //   update(cur, nxt)    the diamond from level s (cur) to s + 1, written over s - 1 (nxt)
-//   move(cur, nxt)      write back the left slot; then shift a slot left and read the new right
-//                       slot, or, after the last step, write back the diamond
+//   move(cur, nxt)      write back the left slot; then shift a slot left and take the new right
+//                       slot (read now, or fetched earlier), or, after the last step, write back
+//                       the diamond
 // and the next step swaps the names cur and nxt.
 
 #include <cmath>
@@ -207,12 +209,14 @@ __host__ __device__ __forceinline__ void update(const double (&cur)[Shape<R>::kS
 
 /// After step s's update: writes back the left slot (from s = 1: the column the diamond left at
 /// step s - 1, levels s and s - 1); then, unless s is the last step, shifts every row a slot to
-/// the left and reads the new right slot (levels s + 2 into cur, s + 1 into nxt, which the next
-/// step names the other way round), or, after the last, writes back the diamond (levels s + 1
+/// the left and takes the new right slot, or, after the last, writes back the diamond (levels s + 1
 /// from nxt, s from cur). `here` and `older` are the arrays of s's and s + 1's parity.
-template <int R>
+/// `entering(r, cur_value, nxt_value)` gives row r's entering column, x = c + half(r) + 2 (the one
+/// the diamond takes in at step s + 2, at level s + 2 by now): its level s + 2 (the array of s's
+/// parity) and s + 1 (the other), which the next step names the other way round.
+template <int R, class Entering>
 __host__ __device__ __forceinline__ void move(double (&cur)[Shape<R>::kSlots], double (&nxt)[Shape<R>::kSlots], int s, int steps,
-                                              int c, int cy, Block b, double* here, double* older, int z) {
+                                              int c, int cy, Block b, double* here, double* older, int z, Entering&& entering) {
   const bool last = s + 1 == steps;
   static_for<0, Shape<R>::kRows>([&](auto rc) {
     constexpr int r = decltype(rc)::value, o = offset<R>(r), h = half<R>(r), w = width<R>(r);
@@ -236,9 +240,51 @@ __host__ __device__ __forceinline__ void move(double (&cur)[Shape<R>::kSlots], d
       cur[o + j] = cur[o + j + 1];
       nxt[o + j] = nxt[o + j + 1];
     });
-    // The column entering at step s + 2, x = (c + 1) + h + 1: at level s + 2 by now.
-    cur[o + w + 1] = load(here, b, c + h + 2, y, z);
-    nxt[o + w + 1] = load(older, b, c + h + 2, y, z);
+    entering(r, cur[o + w + 1], nxt[o + w + 1]);
+  });
+}
+
+/// move() reading the entering columns from memory now.
+template <int R>
+__host__ __device__ __forceinline__ void move(double (&cur)[Shape<R>::kSlots], double (&nxt)[Shape<R>::kSlots], int s, int steps,
+                                              int c, int cy, Block b, double* here, double* older, int z) {
+  move<R>(cur, nxt, s, steps, c, cy, b, here, older, z, [&](int r, double& cur_value, double& nxt_value) {
+    const int x = c + half<R>(r) + 2, y = cy + r - R;
+    cur_value = load(here, b, x, y, z);
+    nxt_value = load(older, b, x, y, z);
+  });
+}
+
+/// Everything step t of a tower reads from memory (DiamondReads::prefetched): value 0 and 1 the
+/// vertices' neighbours at level t (vertices()), then per row r its entering column (move():
+/// 2 + 2r from the array of t's parity, 3 + 2r from the other; not read after the last step).
+/// They are other towers' columns, finished in earlier stages, and nothing in the stage writes
+/// them (nor this tower, which writes only columns it has passed), so they may be read any time
+/// after the tower starts.
+template <int R>
+struct StepReads {
+  static constexpr int kValues = 2 + 2 * Shape<R>::kRows;
+};
+
+/// Calls f(i, address) for step t's reads at z node z: the node's address in `even` or `odd`, or
+/// nullptr for a column outside the block (which load() reads as NaN).
+template <int R, class F>
+__host__ __device__ __forceinline__ void step_reads(int t, int steps, int bx, int by, Block b, const double* even,
+                                                    const double* odd, int z, F&& f) {
+  const double* const here = t & 1 ? odd : even;
+  const double* const older = t & 1 ? even : odd;
+  const int c = bx + t;
+  const auto at = [&](const double* level, int x, int y) -> const double* {
+    return b.inside(x, y) ? level + b.at(x, y, z) : nullptr;
+  };
+  f(0, at(here, c, by + R + 1));
+  f(1, at(here, c, by - R - 1));
+  if (t + 1 >= steps) return;
+  static_for<0, Shape<R>::kRows>([&](auto rc) {
+    constexpr int r = decltype(rc)::value;
+    const int x = c + half<R>(r) + 2, y = by + r - R;
+    f(2 + 2 * r, at(here, x, y));
+    f(3 + 2 * r, at(older, x, y));
   });
 }
 

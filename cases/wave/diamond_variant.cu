@@ -64,7 +64,8 @@ void Diamond::check(const Problem& p, const DiamondOptions& o) {
   check_courant(2, p.courant);
   if (o.radius < 1 || o.radius > 3) throw refuse("radius " + std::to_string(o.radius) + " (1 .. 3)");
   if (o.steps < 1 || o.steps > 1024) throw refuse(std::to_string(o.steps) + " steps a sweep (1 .. 1024)");
-  if (o.vertices != DiamondVertices::in_step && o.vertices != DiamondVertices::step_ahead) throw refuse("not a DiamondVertices");
+  if (o.reads != DiamondReads::in_step && o.reads != DiamondReads::step_ahead && o.reads != DiamondReads::prefetched)
+    throw refuse("not a DiamondReads");
   (void)diamond_chunks(p.n, o.chunks);  // std::invalid_argument for a split it cannot run
 }
 
@@ -107,7 +108,7 @@ void Diamond::release() noexcept {
 
 const DiamondSweep& Diamond::sweep_of(std::size_t steps) {
   auto& s = sweeps_[steps];
-  if (!s) s = std::make_unique<DiamondSweep>(options_.radius, side_, side_, p_.n, steps, options_.vertices, options_.chunks);
+  if (!s) s = std::make_unique<DiamondSweep>(options_.radius, side_, side_, p_.n, steps, options_.reads, options_.chunks);
   return *s;
 }
 

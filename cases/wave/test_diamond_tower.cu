@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -33,28 +34,46 @@ struct PlaneOf {
   }
 };
 
+/// When the emulated tower reads the columns it does not keep (DiamondReads in diamond_kernel.hpp):
+/// the vertices in the step or a step ahead, or everything a step reads `prefetch` steps ahead
+/// into a ring per thread (as the kernel's shared memory holds it), read from the arrays at the
+/// moment the kernel starts its copies.
+enum class Reads { in_step, step_ahead, prefetched };
+
 /// The towers of `stages` run as the kernel runs them, one tower at a time (towers of a stage are
 /// independent), its threads a phase at a time: `ch.chunks` blocks of `ch.lanes` lanes stepping
 /// together (diamond_chunks; block b holds nodes b lanes .. (b + 1) lanes - 1), each block's end
 /// lanes publishing into the halo slots of the blocks beside it, as the kernel's tower_step does.
-/// `reverse`: each stage's towers in reverse. `ahead`: the vertices' neighbours read a step ahead
-/// (DiamondVertices::step_ahead).
+/// `reverse`: each stage's towers in reverse.
 template <int R>
 void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, tw::Block b, std::vector<double>& even,
-             std::vector<double>& odd, tw::Coefficients k, bool reverse, bool ahead, const wv::DiamondChunks& ch) {
+             std::vector<double>& odd, tw::Coefficients k, bool reverse, Reads reads, const wv::DiamondChunks& ch,
+             int prefetch = 4) {
   using S = tw::Shape<R>;
+  constexpr int kValues = tw::StepReads<R>::kValues;
   const int lanes = ch.lanes, chunks = ch.chunks, stride = lanes + 2;
+  const bool ahead = reads == Reads::step_ahead, early = reads == Reads::prefetched;
   struct Thread {
     double a[S::kSlots], o[S::kSlots];
     double top = 0, bottom = 0, next_top = 0, next_bottom = 0;
     int chunk = 0, lane = 0, z = 0;
+    std::vector<double> ring;  // prefetched: `prefetch` steps' reads
   };
   std::vector<Thread> threads(static_cast<std::size_t>(chunks) * lanes);
   for (std::size_t i = 0; i < threads.size(); ++i) {
     threads[i].chunk = static_cast<int>(i) / lanes;
     threads[i].lane = static_cast<int>(i) % lanes;
     threads[i].z = static_cast<int>(i);
+    threads[i].ring.assign(static_cast<std::size_t>(prefetch) * kValues, 0.0);
   }
+  // Step t's reads into its slot of the thread's ring, read now.
+  const auto request = [&](Thread& t, int step, int bx, int by) {
+    if (step >= steps) return;
+    double* const to = t.ring.data() + static_cast<std::size_t>(step % prefetch) * kValues;
+    tw::step_reads<R>(step, steps, bx, by, b, even.data(), odd.data(), t.z,
+                      [&](int i, const double* from) { to[i] = from ? *from : tw::nan_value(); });
+  };
+  const auto fetched = [&](const Thread& t, int step) { return t.ring.data() + static_cast<std::size_t>(step % prefetch) * kValues; };
   // Each block's two planes by step parity, stride slots a column.
   std::vector<double> planes(static_cast<std::size_t>(chunks) * 2 * S::kCells * stride);
   const auto plane = [&](int chunk, int s) { return PlaneOf{planes.data(), S::kCells * stride, s}(chunk); };
@@ -63,6 +82,8 @@ void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, t
       const wv::TowerBase base = stage[reverse ? stage.size() - 1 - i : i];
       const int bx = static_cast<int>(base.x), by = static_cast<int>(base.y);
       for (Thread& t : threads) {
+        if (early)
+          for (int step = 0; step < prefetch; ++step) request(t, step, bx, by);
         tw::start<R>(t.a, t.o, bx, by, b, even.data(), odd.data(), t.z);
         if (ahead) tw::vertices<R>(even.data(), b, bx, by, t.z, t.top, t.bottom);
       }
@@ -75,11 +96,25 @@ void emulate(const std::vector<std::vector<wv::TowerBase>>& stages, int steps, t
         }
         // -- the cluster's barrier --
         for (Thread& t : threads) {
-          if (!ahead) tw::vertices<R>(here, b, bx + s, by, t.z, t.top, t.bottom);
+          if (reads == Reads::in_step) tw::vertices<R>(here, b, bx + s, by, t.z, t.top, t.bottom);
+          if (early) {
+            t.top = fetched(t, s)[0];
+            t.bottom = fetched(t, s)[1];
+          }
           tw::update<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, plane(t.chunk, s), t.lane + 1, stride, t.top, t.bottom, k);
         }
         for (Thread& t : threads) {
-          tw::move<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, s, steps, bx + s, by, b, here, older, t.z);
+          if (early) {
+            const double* const in = fetched(t, s);
+            tw::move<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, s, steps, bx + s, by, b, here, older, t.z,
+                        [&](int r, double& cur_value, double& nxt_value) {
+                          cur_value = in[2 + 2 * r];
+                          nxt_value = in[3 + 2 * r];
+                        });
+            request(t, s + prefetch, bx, by);  // into the slot just used
+          } else {
+            tw::move<R>(s & 1 ? t.o : t.a, s & 1 ? t.a : t.o, s, steps, bx + s, by, b, here, older, t.z);
+          }
           if (ahead) {
             t.top = t.next_top;
             t.bottom = t.next_bottom;
@@ -117,15 +152,25 @@ void check_radius(std::mt19937_64& rng, int trials) {
       if (nz % d == 0) divisors.push_back(static_cast<std::size_t>(d));
     const wv::DiamondChunks chunked = wv::diamond_chunks(
         nz, divisors.empty() ? 1 : divisors[std::uniform_int_distribution<std::size_t>(0, divisors.size() - 1)(rng)]);
-    for (const auto& [reverse, ahead, ch] : std::initializer_list<std::tuple<bool, bool, wv::DiamondChunks>>{
-             {false, false, whole}, {true, false, whole}, {false, true, whole}, {true, true, chunked}, {false, false, chunked}}) {
+    // The prefetch ring as deep as the kernel's (3 or 4 steps), and 1, 2 steps.
+    const int depth = std::uniform_int_distribution<int>(1, 4)(rng);
+    for (const auto& [reverse, reads, ch] : std::initializer_list<std::tuple<bool, Reads, wv::DiamondChunks>>{
+             {false, Reads::in_step, whole},
+             {true, Reads::in_step, whole},
+             {false, Reads::step_ahead, whole},
+             {true, Reads::step_ahead, chunked},
+             {false, Reads::in_step, chunked},
+             {false, Reads::prefetched, whole},
+             {true, Reads::prefetched, chunked}}) {
       std::vector<double> ge = ze, go = zo;
-      emulate<R>(stages, steps, b, ge, go, k, reverse, ahead, ch);
+      emulate<R>(stages, steps, b, ge, go, k, reverse, reads, ch, depth);
       ge = wv::x_fastest(ge, nx, ny, nz);
       go = wv::x_fastest(go, nx, ny, nz);
       const wv::BlockComparison cmp = wv::compare_blocks(ge, go, even, odd, nx, ny, nz, steps);
       EXPECT_EQ(cmp.differing, 0) << "radius " << R << ", " << nx << " x " << ny << " x " << nz << ", " << steps << " steps"
-                        << (reverse ? ", stages reversed" : "") << (ahead ? ", vertices a step ahead" : "") << ", "
+                        << (reverse ? ", stages reversed" : "")
+                        << (reads == Reads::step_ahead ? ", vertices a step ahead" : "")
+                        << (reads == Reads::prefetched ? ", prefetched " + std::to_string(depth) + " steps ahead" : "") << ", "
                         << ch.chunks << " blocks of " << ch.lanes << " lanes";
       // The comparison is not of NaN against NaN alone: inside the T ghost columns all is finite.
       EXPECT_EQ(cmp.inside_not_finite, 0) << "radius " << R;
@@ -155,7 +200,7 @@ TEST(WaveDiamondTower, ATowerWritesOnlyTheColumnsItPassed) {
   const std::vector<double> even0 = even, odd0 = odd;
   const int steps = 5;
   const wv::TowerBase base = wv::diamond_tile(10, 10, R);
-  emulate<R>({{base}}, steps, b, even, odd, k, false, false, wv::diamond_chunks(b.z));
+  emulate<R>({{base}}, steps, b, even, odd, k, false, Reads::in_step, wv::diamond_chunks(b.z));
   for (int y = 0; y < b.y; ++y)
     for (int x = 0; x < b.x; ++x) {
       bool passed = false;

@@ -285,10 +285,10 @@ TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
       const int nz = depths[(radius * 5 + trial) % 7];
       const double c = courant(rng);
       const unsigned long long seed = rng();
-      for (auto vertices : {wave::DiamondVertices::in_step, wave::DiamondVertices::step_ahead}) {
+      for (auto reads : wave::kDiamondReads) {
         SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
-                                        << " steps" << (vertices == wave::DiamondVertices::step_ahead ? ", vertices ahead" : ""));
-        const wave::BlockComparison cmp = wave::DiamondSweep(radius, nx, ny, nz, steps, vertices).check_against_model(c, seed);
+                                        << " steps, reads " << wave::name(reads));
+        const wave::BlockComparison cmp = wave::DiamondSweep(radius, nx, ny, nz, steps, reads).check_against_model(c, seed);
         EXPECT_EQ(cmp.differing, 0);
         EXPECT_EQ(cmp.inside_not_finite, 0);
       }
@@ -296,9 +296,9 @@ TEST(CaseWave, DiamondSweepEqualsTheHostModel) {
 }
 
 // The DiamondTorre variant (diamond_variant.hpp) against the host leapfrog, bit for bit at both
-// levels: odd and even sides, radius 1-3, sweeps of 1-5 steps, runs that end in a shorter sweep and
-// runs split between two calls; on GPUs of compute capability 9.0 also a column split over a
-// cluster of 3 blocks.
+// levels: odd and even sides, radius 1-3, sweeps of 1-6 steps, every DiamondReads, runs that end in
+// a shorter sweep and runs split between two calls; on GPUs of compute capability 9.0 also columns
+// split over clusters of 3 and 4 blocks.
 TEST(CaseWave, DiamondVariantEqualsTheHostLeapfrog) {
   CUSH_REQUIRE_GPUS(1);
   int major = 0;
@@ -308,16 +308,21 @@ TEST(CaseWave, DiamondVariantEqualsTheHostLeapfrog) {
     std::size_t n;
     int radius;
     std::size_t sweep, steps, first, chunks;
+    wave::DiamondReads reads;
   };
-  const Run runs[] = {{17, 1, 3, 7, 7, 0}, {24, 2, 4, 9, 5, 0}, {19, 3, 5, 5, 2, 0}, {12, 3, 1, 3, 3, 0},
-                      {21, 2, 2, 5, 5, 0}, {24, 3, 3, 7, 4, 3}};
+  constexpr auto in_step = wave::DiamondReads::in_step, ahead = wave::DiamondReads::step_ahead,
+                 prefetched = wave::DiamondReads::prefetched;
+  const Run runs[] = {{17, 1, 3, 7, 7, 0, in_step},   {24, 2, 4, 9, 5, 0, ahead},     {19, 3, 5, 5, 2, 0, prefetched},
+                      {12, 3, 1, 3, 3, 0, in_step},   {21, 2, 2, 5, 5, 0, prefetched}, {24, 3, 3, 7, 4, 3, in_step},
+                      {20, 1, 6, 13, 6, 4, prefetched}};
   for (const Run& r : runs) {
     if (r.chunks > 1 && major < 9) continue;  // clusters need compute capability 9.0
     const wave::Problem p{r.n, 2, 0.45};
     SCOPED_TRACE(testing::Message() << r.n << "^3, radius " << r.radius << ", sweeps of " << r.sweep << ", " << r.steps
-                                    << " steps (" << r.first << " then the rest), " << r.chunks << " blocks a tower");
+                                    << " steps (" << r.first << " then the rest), " << r.chunks << " blocks a tower, reads "
+                                    << wave::name(r.reads));
     const Levels in = random_levels(r.n);
-    const wave::DiamondOptions o{.radius = r.radius, .steps = r.sweep, .chunks = r.chunks};
+    const wave::DiamondOptions o{.radius = r.radius, .steps = r.sweep, .reads = r.reads, .chunks = r.chunks};
     expect_same(gpu_steps<wave::Diamond>(in, p, one, o, r.steps, r.first), host_steps(in, p, r.steps), "DiamondTorre variant");
   }
   EXPECT_THROW(wave::Diamond({24, 4, 0.45}, one), std::invalid_argument);  // order 2 only
@@ -341,10 +346,11 @@ TEST(CaseWave, DiamondSweepInClustersEqualsTheHostModel) {
       const int steps = steps_of(rng), nx = side(rng) + 2 * steps, ny = side(rng) + 2 * steps;
       const double c = courant(rng);
       const unsigned long long seed = rng();
-      for (auto vertices : {wave::DiamondVertices::in_step, wave::DiamondVertices::step_ahead}) {
-        const wave::DiamondSweep sweep(radius, nx, ny, nz, steps, vertices, chunks);
+      for (auto reads : wave::kDiamondReads) {
+        const wave::DiamondSweep sweep(radius, nx, ny, nz, steps, reads, chunks);
         SCOPED_TRACE(testing::Message() << "radius " << radius << ", " << nx << " x " << ny << " x " << nz << ", " << steps
-                                        << " steps, " << sweep.chunks().chunks << " blocks of " << sweep.chunks().lanes);
+                                        << " steps, " << sweep.chunks().chunks << " blocks of " << sweep.chunks().lanes
+                                        << ", reads " << wave::name(reads));
         EXPECT_GT(sweep.chunks().chunks, 1);
         const wave::BlockComparison cmp = sweep.check_against_model(c, seed);
         EXPECT_EQ(cmp.differing, 0);

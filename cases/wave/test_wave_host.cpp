@@ -161,11 +161,11 @@ TEST(WaveHost, DiamondVariantChecksItsProblemFirst) {
 TEST(WaveHost, DiamondSweepRefusesWhatItsKernelCannotRun) {
   EXPECT_THROW(wv::DiamondSweep(0, 10, 10, 32, 2), std::invalid_argument);    // no diamond
   EXPECT_THROW(wv::DiamondSweep(4, 10, 10, 32, 2), std::invalid_argument);    // more than registers hold
-  EXPECT_THROW(wv::DiamondSweep(1, 10, 10, 32, 2, static_cast<wv::DiamondVertices>(7)), std::invalid_argument);  // no such schedule
+  EXPECT_THROW(wv::DiamondSweep(1, 10, 10, 32, 2, static_cast<wv::DiamondReads>(7)), std::invalid_argument);  // no such schedule
   EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 2, 2), std::invalid_argument);     // z narrower than its stencil
   EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 257, 2), std::invalid_argument);   // a prime column past one block
   EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 2049, 2), std::invalid_argument);  // more than 8 blocks a tower
-  EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 100, 2, wv::DiamondVertices::in_step, 3), std::invalid_argument);  // 3 blocks
+  EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 100, 2, wv::DiamondReads::in_step, 3), std::invalid_argument);  // 3 blocks
   EXPECT_THROW(wv::DiamondSweep(2, 10, 10, 32, 0), std::invalid_argument);    // no step
   EXPECT_THROW(wv::DiamondSweep(2, 0, 10, 32, 2), std::invalid_argument);     // no column
 }

@@ -26,6 +26,7 @@ class DiamondRows(unittest.TestCase):
         for r, g in ((1, 90.0), (2, 110.0), (3, 150.0)):
             rows.append(row(f"temporal/wave_diamond/2/16/r{r}/in_step/1gpu/1024/min_time:0.100/manual_time", **{"Gpts/s": g}))
             rows.append(row(f"temporal/wave_diamond/2/16/r{r}/step_ahead/1gpu/1024/min_time:0.100/manual_time", **{"Gpts/s": g + 5}))
+            rows.append(row(f"temporal/wave_diamond/2/16/r{r}/prefetched/1gpu/1024/min_time:0.100/manual_time", **{"Gpts/s": g + 2}))
         rows.append(row("temporal/wave_diamond/2/8/r3/in_step/1gpu/512/min_time:0.100/manual_time", **{"Gpts/s": 120.0}))
         rows.append(row("temporal/wave_diamonds/2/8/r3/in_step/1gpu/512/min_time:0.100/manual_time", **{"Gpts/s": 999.0}))
         return self.load(rows)
@@ -35,6 +36,7 @@ class DiamondRows(unittest.TestCase):
         self.assertIn("## Wave, order 2, DiamondTorre variant, one GPU, 1024^3", page)
         self.assertIn("| 3 | step ahead | 16 | 155.0 | 0.775 |", page)  # R1w = 4800 / 24 = 200
         self.assertIn("| 1 | in step | 16 | 90.0 | 0.450 |", page)
+        self.assertIn("| 2 | prefetched | 16 | 112.0 | 0.560 |", page)
         self.assertIn("## Wave, order 2, DiamondTorre variant, one GPU, 512^3", page)
         self.assertNotIn("999", page)  # not a row of the variant
 
@@ -42,7 +44,7 @@ class DiamondRows(unittest.TestCase):
         entries = {e["name"]: e for e in temporal.figures(self.run_of())}
         e = entries["wave.order2.1gpu.diamond.rate_n1024"]
         self.assertEqual((e["value"], e["reference"], e["ratio"]), (155.0, 200.0, 0.775))
-        self.assertEqual((e["radius"], e["vertices"], e["steps_per_sweep"]), (3, "step_ahead", 16))
+        self.assertEqual((e["radius"], e["reads"], e["steps_per_sweep"]), (3, "step_ahead", 16))
         self.assertEqual(entries["wave.order2.1gpu.diamond.rate_n512"]["value"], 120.0)
 
     def test_no_rows_no_figure(self):

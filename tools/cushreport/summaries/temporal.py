@@ -24,8 +24,9 @@ ROOF = re.compile(r"^roof/(?P<what>copy|fp64_fma)/")
 # The wave's rows: one step a launch (case/...) or T (temporal/...), per order.
 WAVE = re.compile(r"^(?P<family>case|temporal)/(?P<kind>wave|wave_overlap)/(?P<order>\d+)/(?:(?P<t>\d+)/)?"
                   r"(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<n>\d+)")
-# The wave's DiamondTorre variant: sweeps of T steps, diamonds of radius R, the vertices' schedule.
-DIAMOND = re.compile(r"^temporal/wave_diamond/(?P<order>\d+)/(?P<t>\d+)/r(?P<r>\d+)/(?P<sched>in_step|step_ahead)"
+# The wave's DiamondTorre variant: sweeps of T steps, diamonds of radius R, when a tower reads the
+# columns it does not keep (DiamondReads).
+DIAMOND = re.compile(r"^temporal/wave_diamond/(?P<order>\d+)/(?P<t>\d+)/r(?P<r>\d+)/(?P<sched>in_step|step_ahead|prefetched)"
                      r"/1gpu/(?P<n>\d+)(/|$)")
 
 
@@ -64,7 +65,7 @@ def diamond_lines(diamond, roofs):
     lines = []
     for (order, n), rows in sorted(diamond.items()):
         lines += [f"## Wave, order {order}, DiamondTorre variant, one GPU, {n}^3", "",
-                  "| R | vertices | T | G updates/s | x R1w |", "|---:|---|---:|---:|---:|"]
+                  "| R | reads | T | G updates/s | x R1w |", "|---:|---|---:|---:|---:|"]
         lines += [f"| {r} | {sched.replace('_', ' ')} | {t} | {g:.1f} | {g / r1w:.3f} |" for (r, sched, t), g in sorted(rows.items())]
         lines.append("")
     return lines
@@ -185,5 +186,5 @@ def figures(run):
         entries.append(figure(f"wave.order{order}.1gpu.diamond.rate_n{n}", round(best, 1), "G point updates/s",
                               reference=round(roof, 1), reference_is="one-step roofline, same run (R1w: copy / 24 B)",
                               ratio=round(best / roof, 3), **measured_in(run), steps_per_sweep=t, radius=r,
-                              vertices=sched))
+                              reads=sched))
     return entries
