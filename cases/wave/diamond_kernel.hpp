@@ -54,7 +54,7 @@ class DiamondSweep {
   /// a thread-block cluster, which needs compute capability 9.0. std::invalid_argument otherwise,
   /// before any kernel runs; the stages go to the current device.
   DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size_t nz, std::size_t steps,
-               DiamondReads reads = DiamondReads::in_step, std::size_t chunks = 0);
+               DiamondReads reads = DiamondReads::prefetched, std::size_t chunks = 0);
   ~DiamondSweep();
   DiamondSweep(const DiamondSweep&) = delete;
   DiamondSweep& operator=(const DiamondSweep&) = delete;

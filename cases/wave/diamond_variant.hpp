@@ -30,7 +30,7 @@ namespace wave {
 struct DiamondOptions {
   int radius = 3;          ///< the diamonds' radius (DiamondSweep: 1 .. 3)
   std::size_t steps = 16;  ///< T, the steps of a sweep
-  DiamondReads reads = DiamondReads::in_step;  ///< when a tower reads the columns it does not keep
+  DiamondReads reads = DiamondReads::prefetched;  ///< when a tower reads the columns it does not keep
   std::size_t chunks = 0;  ///< blocks a tower (0: diamond_chunks' choice)
 };
 
