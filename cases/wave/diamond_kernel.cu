@@ -72,11 +72,11 @@ struct Ring {
   __device__ __forceinline__ const double* slot(int t) const { return ring + (t % K) * kValues * lanes + lane; }
   /// Starts the copies of step t's reads (none past the last step) and commits them as a group;
   /// a thread calls it once a step, after the last use of the slot's values it overwrites.
-  template <bool I>
-  __device__ __forceinline__ void request(int t, int steps, const tw::Frame<I>& f) const {
+  __device__ __forceinline__ void request(int t, int steps, int bx, int by, tw::Block b, const double* even,
+                                          const double* odd, int z) const {
     if (t < steps) {
       double* const to = ring + (t % K) * kValues * lanes + lane;
-      tw::step_reads<R>(t, steps, f, [&](int i, const double* from) {
+      tw::step_reads<R>(t, steps, bx, by, b, even, odd, z, [&](int i, const double* from) {
         if (from)
           __pipeline_memcpy_async(to + i * lanes, from, sizeof(double));
         else
@@ -95,14 +95,17 @@ struct Ring {
 /// Step s of a tower: cur names level s's parity, nxt the other; top and bottom hold the
 /// vertices' neighbours at level s if Reads is step_ahead (read during step s - 1), and step
 /// s + 1's after.
-template <int R, DiamondReads Reads, bool Cluster, bool I>
+template <int R, DiamondReads Reads, bool Cluster>
 __device__ __forceinline__ void tower_step(double (&cur)[tw::Shape<R>::kSlots], double (&nxt)[tw::Shape<R>::kSlots], int s,
-                                           int steps, const tw::Frame<I>& f, double* zs, tw::Coefficients k, double& top,
-                                           double& bottom, const Place& p, int chunks) {
+                                           int steps, int bx, int cy, tw::Block b, double* even, double* odd, double* zs,
+                                           tw::Coefficients k, double& top, double& bottom, const Place& p, int chunks) {
   constexpr int K = kAhead<R>;
+  const int c = bx + s;
+  double* const here = s & 1 ? odd : even;
+  double* const older = s & 1 ? even : odd;
   double next_top = 0, next_bottom = 0;
   if constexpr (Reads == DiamondReads::step_ahead) {
-    if (s + 1 < steps) tw::vertices<R>(f, s + 1, next_top, next_bottom);
+    if (s + 1 < steps) tw::vertices<R>(older, b, c + 1, cy, p.z, next_top, next_bottom);
   }
   // Two planes by step parity, lanes + 2 slots a column: one barrier a step (a block's plane is
   // written again two steps later, after every block of the tower has passed the barrier between,
@@ -115,20 +118,20 @@ __device__ __forceinline__ void tower_step(double (&cur)[tw::Shape<R>::kSlots], 
   tw::publish_with_halos<R>(cur, p.chunk, chunks, p.lane, p.lanes,
                             [&](int chunk) { return chunk == p.chunk ? plane : in_block<Cluster>(plane, chunk); });
   step_barrier<Cluster>();
-  if constexpr (Reads == DiamondReads::in_step) tw::vertices<R>(f, s, top, bottom);
+  if constexpr (Reads == DiamondReads::in_step) tw::vertices<R>(here, b, c, cy, p.z, top, bottom);
   if constexpr (Reads == DiamondReads::prefetched) {
     top = fetched[0];
     bottom = fetched[p.lanes];
   }
   tw::update<R>(cur, nxt, plane, p.lane + 1, stride, top, bottom, k);
   if constexpr (Reads == DiamondReads::prefetched) {
-    tw::move<R>(cur, nxt, s, steps, f, [&](int r, double& cur_value, double& nxt_value) {
+    tw::move<R>(cur, nxt, s, steps, c, cy, b, here, older, p.z, [&](int r, double& cur_value, double& nxt_value) {
       cur_value = fetched[(2 + 2 * r) * p.lanes];
       nxt_value = fetched[(3 + 2 * r) * p.lanes];
     });
-    ring.request(s + K, steps, f);  // into the slot just used
+    ring.request(s + K, steps, bx, cy, b, even, odd, p.z);  // into the slot just used
   } else {
-    tw::move<R>(cur, nxt, s, steps, f);
+    tw::move<R>(cur, nxt, s, steps, c, cy, b, here, older, p.z);
   }
   if constexpr (Reads == DiamondReads::step_ahead) {
     top = next_top;
@@ -136,41 +139,30 @@ __device__ __forceinline__ void tower_step(double (&cur)[tw::Shape<R>::kSlots], 
   }
 }
 
-/// A tower's sweep for the thread's z node, through its Frame (I: the tower inside the block).
-template <int R, DiamondReads Reads, bool Cluster, bool I>
-__device__ __forceinline__ void tower(const tw::Frame<I>& f, int steps, double* zs, tw::Coefficients k, const Place& p,
-                                      int chunks) {
-  double a[tw::Shape<R>::kSlots], o[tw::Shape<R>::kSlots];  // level parity 0 / 1 of every slot at step 0
-  if constexpr (Reads == DiamondReads::prefetched) {
-    const Ring<R, kAhead<R>> ring{zs + 2 * tw::Shape<R>::kCells * (p.lanes + 2), p.lane, p.lanes};
-    for (int t = 0; t < kAhead<R>; ++t) ring.request(t, steps, f);
-  }
-  tw::start<R>(a, o, f);
-  double top = 0, bottom = 0;
-  if constexpr (Reads == DiamondReads::step_ahead) tw::vertices<R>(f, 0, top, bottom);
-  // In a cluster, no block's shared memory is written before every block of it runs.
-  if constexpr (Cluster) step_barrier<Cluster>();
-  for (int s = 0; s < steps; s += 2) {
-    tower_step<R, Reads, Cluster>(a, o, s, steps, f, zs, k, top, bottom, p, chunks);
-    if (s + 1 < steps) tower_step<R, Reads, Cluster>(o, a, s + 1, steps, f, zs, k, top, bottom, p, chunks);
-  }
-  // No block leaves while another of its cluster may still read its shared memory.
-  if constexpr (Cluster) step_barrier<Cluster>();
-}
-
 /// The towers of one stage, `chunks` blocks a tower (Cluster: a cluster of them; else 1), a thread
-/// a z node; dynamic shared memory shared_bytes<R>. Towers whose columns all lie inside the block
-/// (most of them) run without a test at each access.
+/// a z node; dynamic shared memory shared_bytes<R>.
 template <int R, DiamondReads Reads, bool Cluster>
 __global__ void __launch_bounds__(256) tower_kernel(const int2* bases, int steps, tw::Block b, double* even, double* odd,
                                                      tw::Coefficients k, int chunks) {
   extern __shared__ double zs[];
   const Place p = place_of<Cluster>(chunks);
   const int2 base = bases[p.tower];
-  if (tw::interior<R>(b, base.x, base.y, steps))
-    tower<R, Reads, Cluster>(tw::Frame<true>(b, base.x, base.y, p.z, even, odd), steps, zs, k, p, chunks);
-  else
-    tower<R, Reads, Cluster>(tw::Frame<false>(b, base.x, base.y, p.z, even, odd), steps, zs, k, p, chunks);
+  double a[tw::Shape<R>::kSlots], o[tw::Shape<R>::kSlots];  // level parity 0 / 1 of every slot at step 0
+  if constexpr (Reads == DiamondReads::prefetched) {
+    const Ring<R, kAhead<R>> ring{zs + 2 * tw::Shape<R>::kCells * (p.lanes + 2), p.lane, p.lanes};
+    for (int t = 0; t < kAhead<R>; ++t) ring.request(t, steps, base.x, base.y, b, even, odd, p.z);
+  }
+  tw::start<R>(a, o, base.x, base.y, b, even, odd, p.z);
+  double top = 0, bottom = 0;
+  if constexpr (Reads == DiamondReads::step_ahead) tw::vertices<R>(even, b, base.x, base.y, p.z, top, bottom);
+  // In a cluster, no block's shared memory is written before every block of it runs.
+  if constexpr (Cluster) step_barrier<Cluster>();
+  for (int s = 0; s < steps; s += 2) {
+    tower_step<R, Reads, Cluster>(a, o, s, steps, base.x, base.y, b, even, odd, zs, k, top, bottom, p, chunks);
+    if (s + 1 < steps) tower_step<R, Reads, Cluster>(o, a, s + 1, steps, base.x, base.y, b, even, odd, zs, k, top, bottom, p, chunks);
+  }
+  // No block leaves while another of its cluster may still read its shared memory.
+  if constexpr (Cluster) step_barrier<Cluster>();
 }
 
 /// The kernel's dynamic shared memory: two z planes of the diamond's columns (lanes + 2 slots a
@@ -219,13 +211,6 @@ DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size
                                 " nodes (3 .. 2048) and " + std::to_string(steps) + " steps (1 .. 1024)");
   if (reads != DiamondReads::in_step && reads != DiamondReads::step_ahead && reads != DiamondReads::prefetched)
     throw std::invalid_argument("cases::wave::DiamondSweep: not a DiamondReads");
-  // A thread reaches the nodes of its tower by 32-bit offsets (tower::Frame): dx nz + dy nx nz with
-  // |dx| <= steps + R + 2 and |dy| <= R + 1.
-  if ((static_cast<unsigned long long>(steps) + radius + 2) * nz + (radius + 1ULL) * nx * nz >= (1ULL << 31))
-    throw std::invalid_argument("cases::wave::DiamondSweep: a block of " + std::to_string(nx) + " x " + std::to_string(ny) +
-                                " columns of " + std::to_string(nz) + " nodes with " + std::to_string(steps) +
-                                " steps: a tower's offsets (" + std::to_string(radius + 1) +
-                                " rows of nx nz nodes and steps + radius + 2 columns) pass 2^31 nodes");
   chunks_ = diamond_chunks(nz, chunks);  // std::invalid_argument where the column does not fit 8 blocks
   if (chunks_.chunks > 1) {
     int device = 0, major = 0;

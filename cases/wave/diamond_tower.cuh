@@ -38,7 +38,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 #include <type_traits>
 
 namespace cases {
@@ -122,58 +121,24 @@ __host__ __device__ __forceinline__ double add_rn(double a, double b) {
 #endif
 }
 
-/// The columns a tower touches: x from bx - R - 1 to bx + steps + R, y from by - R - 1 to
-/// by + R + 1 (its diamonds, their slots a row on each side, the vertices' neighbours). A tower
-/// whose columns are all inside the block needs no test at each access (Frame<true>).
-template <int R>
-__host__ __device__ __forceinline__ bool interior(Block b, int bx, int by, int steps) {
-  return b.inside(bx - R - 1, by - R - 1) && b.inside(bx + steps + R, by + R + 1);
+/// A column's node, or NaN outside the block (as the host model reads it).
+__host__ __device__ __forceinline__ double load(const double* level, Block b, int x, int y, int z) {
+  return b.inside(x, y) ? level[b.at(x, y, z)] : nan_value();
 }
-
-/// A thread's view of the block from its tower centred at (bx, by), for its z node: column
-/// (bx + dx, by + dy) of level array p (0: even, 1: odd) at level[p] + dx nz + dy nx nz, offsets in
-/// 32 bits (DiamondSweep checks that they fit), so that an access costs an integer multiply-add and
-/// not the 64-bit index of Block::at. Interior: the tower's columns are all inside the block
-/// (interior()), and no access tests it (on the host a test that would fail throws).
-template <bool Interior>
-struct Frame {
-  Block b;
-  int bx, by, row;
-  double* level[2];
-  __host__ __device__ Frame(Block blk, int x, int y, int z, double* even, double* odd)
-      : b(blk), bx(x), by(y), row(blk.x * blk.z), level{even + blk.at(x, y, z), odd + blk.at(x, y, z)} {}
-  __host__ __device__ __forceinline__ bool inside(int dx, int dy) const {
-    if constexpr (Interior) {
-#ifndef __CUDA_ARCH__
-      if (!b.inside(bx + dx, by + dy)) throw std::logic_error("cases::wave::tower::Frame: an interior tower left the block");
-#endif
-      return true;
-    } else {
-      return b.inside(bx + dx, by + dy);
-    }
-  }
-  __host__ __device__ __forceinline__ double* at(int p, int dx, int dy) const { return level[p] + (dx * b.z + dy * row); }
-  /// The node, or NaN outside the block (as the host model reads it).
-  __host__ __device__ __forceinline__ double load(int p, int dx, int dy) const {
-    return inside(dx, dy) ? *at(p, dx, dy) : nan_value();
-  }
-  /// The node's address, or nullptr outside the block.
-  __host__ __device__ __forceinline__ const double* address(int p, int dx, int dy) const {
-    return inside(dx, dy) ? at(p, dx, dy) : nullptr;
-  }
-};
 
 /// Step 0's slots of the tower of the tile centred at `base`: the left slot (another tower's
 /// column) at level 0 in `a`; the diamond at level 0 in `a` and -1 in `o`; the right slot at
 /// level 0 in `a` and 1 in `o` (a tower run before has updated it).
-template <int R, bool I>
-__host__ __device__ __forceinline__ void start(double (&a)[Shape<R>::kSlots], double (&o)[Shape<R>::kSlots], const Frame<I>& f) {
+template <int R>
+__host__ __device__ __forceinline__ void start(double (&a)[Shape<R>::kSlots], double (&o)[Shape<R>::kSlots], int bx, int by,
+                                               Block b, const double* even, const double* odd, int z) {
   static_for<0, Shape<R>::kRows>([&](auto rc) {
     constexpr int r = decltype(rc)::value, off = offset<R>(r);
+    const int x0 = bx - half<R>(r) - 1, y = by + r - R;
     static_for<0, width<R>(r) + 2>([&](auto jc) {
-      constexpr int j = decltype(jc)::value, dx = j - half<R>(r) - 1;
-      a[off + j] = f.load(0, dx, r - R);
-      o[off + j] = j == 0 ? nan_value() : f.load(1, dx, r - R);
+      constexpr int j = decltype(jc)::value;
+      a[off + j] = load(even, b, x0 + j, y, z);
+      o[off + j] = j == 0 ? nan_value() : load(odd, b, x0 + j, y, z);
     });
   });
 }
@@ -204,15 +169,16 @@ __host__ __device__ __forceinline__ void publish_with_halos(const double (&cur)[
   if (lane == lanes - 1) publish<R>(cur, plane_of((chunk + 1) % chunks), 0, stride);
 }
 
-/// The neighbours beyond the top and bottom rows of step t's diamond (centred at bx + t) at level
-/// t, from the array of t's parity: columns of other towers, finished in earlier stages, so they
-/// may be read before the step that needs them (a step ahead: at step s the next step's, from the
-/// array of s + 1's parity, which holds level s + 1 whether the column is at s + 1 or s + 2;
-/// nothing in the stage writes them).
-template <int R, bool I>
-__host__ __device__ __forceinline__ void vertices(const Frame<I>& f, int t, double& top, double& bottom) {
-  top = f.load(t & 1, t, R + 1);
-  bottom = f.load(t & 1, t, -R - 1);
+/// The neighbours beyond the top and bottom rows of the diamond centred at (c, cy), from
+/// `level` (the array of the level the step reads): columns of other towers, finished in earlier
+/// stages, so they may be read before the step that needs them (a step ahead: at step s the
+/// next step's from the array of s + 1's parity, which holds level s + 1 whether the column is at
+/// s + 1 or s + 2; nothing in the stage writes them).
+template <int R>
+__host__ __device__ __forceinline__ void vertices(const double* level, Block b, int c, int cy, int z, double& top,
+                                                  double& bottom) {
+  top = load(level, b, c, cy + R + 1, z);
+  bottom = load(level, b, c, cy - R - 1, z);
 }
 
 /// The diamond centred at (c, cy) from level s (cur; every slot holds its level s there) to
@@ -244,28 +210,27 @@ __host__ __device__ __forceinline__ void update(const double (&cur)[Shape<R>::kS
 /// After step s's update: writes back the left slot (from s = 1: the column the diamond left at
 /// step s - 1, levels s and s - 1); then, unless s is the last step, shifts every row a slot to
 /// the left and takes the new right slot, or, after the last, writes back the diamond (levels s + 1
-/// from nxt, s from cur). Level s lives in the array of s's parity, s + 1 in the other.
-/// `entering(r, cur_value, nxt_value)` gives row r's entering column, dx = s + half(r) + 2 (the
-/// one the diamond takes in at step s + 2, at level s + 2 by now): its level s + 2 (the array of
-/// s's parity) and s + 1 (the other), which the next step names the other way round.
-template <int R, bool I, class Entering>
+/// from nxt, s from cur). `here` and `older` are the arrays of s's and s + 1's parity.
+/// `entering(r, cur_value, nxt_value)` gives row r's entering column, x = c + half(r) + 2 (the one
+/// the diamond takes in at step s + 2, at level s + 2 by now): its level s + 2 (the array of s's
+/// parity) and s + 1 (the other), which the next step names the other way round.
+template <int R, class Entering>
 __host__ __device__ __forceinline__ void move(double (&cur)[Shape<R>::kSlots], double (&nxt)[Shape<R>::kSlots], int s, int steps,
-                                              const Frame<I>& f, Entering&& entering) {
+                                              int c, int cy, Block b, double* here, double* older, int z, Entering&& entering) {
   const bool last = s + 1 == steps;
-  const int here = s & 1, older = here ^ 1;
   static_for<0, Shape<R>::kRows>([&](auto rc) {
-    constexpr int r = decltype(rc)::value, o = offset<R>(r), h = half<R>(r), w = width<R>(r), dy = r - R;
-    const int x0 = s - h - 1;  // slot 0's column, from bx
-    if (s >= 1 && f.inside(x0, dy)) {
-      *f.at(here, x0, dy) = cur[o];
-      *f.at(older, x0, dy) = nxt[o];
+    constexpr int r = decltype(rc)::value, o = offset<R>(r), h = half<R>(r), w = width<R>(r);
+    const int x0 = c - h - 1, y = cy + r - R;  // slot 0's column
+    if (s >= 1 && b.inside(x0, y)) {
+      here[b.at(x0, y, z)] = cur[o];
+      older[b.at(x0, y, z)] = nxt[o];
     }
     if (last) {
       static_for<1, w + 1>([&](auto jc) {
         constexpr int j = decltype(jc)::value;
-        if (f.inside(x0 + j, dy)) {
-          *f.at(older, x0 + j, dy) = nxt[o + j];
-          *f.at(here, x0 + j, dy) = cur[o + j];
+        if (b.inside(x0 + j, y)) {
+          older[b.at(x0 + j, y, z)] = nxt[o + j];
+          here[b.at(x0 + j, y, z)] = cur[o + j];
         }
       });
       return;
@@ -279,23 +244,15 @@ __host__ __device__ __forceinline__ void move(double (&cur)[Shape<R>::kSlots], d
   });
 }
 
-/// The entering columns read from memory when move() takes them.
-template <int R, bool I>
-struct EnteringNow {
-  const Frame<I>& f;
-  int s;
-  __host__ __device__ __forceinline__ void operator()(int r, double& cur_value, double& nxt_value) const {
-    const int dx = s + half<R>(r) + 2, dy = r - R;
-    cur_value = f.load(s & 1, dx, dy);
-    nxt_value = f.load((s & 1) ^ 1, dx, dy);
-  }
-};
-
 /// move() reading the entering columns from memory now.
-template <int R, bool I>
+template <int R>
 __host__ __device__ __forceinline__ void move(double (&cur)[Shape<R>::kSlots], double (&nxt)[Shape<R>::kSlots], int s, int steps,
-                                              const Frame<I>& f) {
-  move<R>(cur, nxt, s, steps, f, EnteringNow<R, I>{f, s});
+                                              int c, int cy, Block b, double* here, double* older, int z) {
+  move<R>(cur, nxt, s, steps, c, cy, b, here, older, z, [&](int r, double& cur_value, double& nxt_value) {
+    const int x = c + half<R>(r) + 2, y = cy + r - R;
+    cur_value = load(here, b, x, y, z);
+    nxt_value = load(older, b, x, y, z);
+  });
 }
 
 /// Everything step t of a tower reads from memory (DiamondReads::prefetched): value 0 and 1 the
@@ -309,19 +266,25 @@ struct StepReads {
   static constexpr int kValues = 2 + 2 * Shape<R>::kRows;
 };
 
-/// Calls fn(i, address) for step t's reads at the thread's z node: the node's address, or nullptr
-/// for a column outside the block (which a load reads as NaN).
-template <int R, bool I, class F>
-__host__ __device__ __forceinline__ void step_reads(int t, int steps, const Frame<I>& f, F&& fn) {
-  const int here = t & 1, older = here ^ 1;
-  fn(0, f.address(here, t, R + 1));
-  fn(1, f.address(here, t, -R - 1));
+/// Calls f(i, address) for step t's reads at z node z: the node's address in `even` or `odd`, or
+/// nullptr for a column outside the block (which load() reads as NaN).
+template <int R, class F>
+__host__ __device__ __forceinline__ void step_reads(int t, int steps, int bx, int by, Block b, const double* even,
+                                                    const double* odd, int z, F&& f) {
+  const double* const here = t & 1 ? odd : even;
+  const double* const older = t & 1 ? even : odd;
+  const int c = bx + t;
+  const auto at = [&](const double* level, int x, int y) -> const double* {
+    return b.inside(x, y) ? level + b.at(x, y, z) : nullptr;
+  };
+  f(0, at(here, c, by + R + 1));
+  f(1, at(here, c, by - R - 1));
   if (t + 1 >= steps) return;
   static_for<0, Shape<R>::kRows>([&](auto rc) {
     constexpr int r = decltype(rc)::value;
-    const int dx = t + half<R>(r) + 2;
-    fn(2 + 2 * r, f.address(here, dx, r - R));
-    fn(3 + 2 * r, f.address(older, dx, r - R));
+    const int x = c + half<R>(r) + 2, y = by + r - R;
+    f(2 + 2 * r, at(here, x, y));
+    f(3 + 2 * r, at(older, x, y));
   });
 }
 
