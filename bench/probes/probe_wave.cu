@@ -1,7 +1,7 @@
 // Diagnostics behind the wave case's kernels (cases/wave/wave_steps.cuh, cases/wave/README.md):
 // times the streaming kernel's shapes for every order and T = 1 .. 4 steps per launch on an n^3
 // FP64 grid (8 ghost layers, rows padded to 16 cells, owned cells aligned), against the column
-// kernel (kernels.cu's one-step kernel) and the same run's copy bandwidth B (cudaMemcpyAsync, as
+// kernel (kernels.cu's one-step kernel, and its variant with the z neighbours in registers) and the same run's copy bandwidth B (cudaMemcpyAsync, as
 // the roof/copy row makes it; R1w = B / 24 bytes, the one-step roofline of a leapfrog reading two
 // levels and writing one). Every shape's levels n + T - 1 and n + T are compared bit for bit with
 // T one-step launches of the column kernel. Prints each kernel's registers and spilled bytes.
@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
       const wave::WaveLevels lv{buffers[0], buffers[1], t == 1 ? nullptr : buffers[2], buffers[3]};
       if (t == 1)
         report("column (one-step)", nullptr, [&] { wave::launch_column_step(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      if (t == 1)
+        report("column, z in registers (one-step)", nullptr,
+               [&] { wave::launch_queue_step(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
       if (t <= static_cast<long>(wave::max_fused_steps(order)))
         report("launch_steps (the case's choice)", nullptr, [&] { wave::launch_steps(lv, box, l, static_cast<std::size_t>(t), nullptr); });
       // Shapes: W x TY threads, NY rows each.

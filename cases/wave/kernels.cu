@@ -39,6 +39,74 @@ __global__ void leapfrog_kernel(const double* prev, const double* __restrict__ c
   }
 }
 
+// The same with the column's z neighbours in registers: a thread keeps the 2R + 1 planes around
+// the current one as it marches z (one load a plane instead of 2R + 1 through the cache); x and y
+// neighbours as above. Every node is the same chain of FMAs, so the same bits.
+template <int R>
+__global__ void leapfrog_queue_kernel(const double* prev, const double* __restrict__ cur, double* next, Box box, Leapfrog l,
+                                      int run) {
+  const long x = box.x0 + blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  const long y = box.y0 + blockIdx.y * static_cast<long>(blockDim.y) + threadIdx.y;
+  if (x >= box.x0 + box.nx || y >= box.y0 + box.ny) return;
+  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
+  const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
+  const long sy = box.pitch_x, sz = box.pitch_x * box.pitch_y, column = y * sy + x;
+  double q[2 * R + 1];  // at plane z: q[R + k] = cur at z + k
+#pragma unroll
+  for (int i = 0; i < 2 * R; ++i) q[i + 1] = __ldg(cur + (z_begin - R + i) * sz + column);
+  for (long z = z_begin; z < z_end; ++z) {
+    const long at = z * sz + column;
+#pragma unroll
+    for (int i = 0; i < 2 * R; ++i) q[i] = q[i + 1];
+    q[2 * R] = __ldg(cur + at + R * sz);
+    double sum = 0;
+#pragma unroll
+    for (int k = 1; k <= R; ++k) {
+      sum = fma(l.c[k], __ldg(cur + at + k) + __ldg(cur + at - k), sum);
+      sum = fma(l.c[k], __ldg(cur + at + k * sy) + __ldg(cur + at - k * sy), sum);
+      sum = fma(l.c[k], q[R + k] + q[R - k], sum);
+    }
+    next[at] = fma(l.courant2, sum, fma(l.centre, q[R], -prev[at]));
+  }
+}
+
+/// The column kernels' launch: blocks of 32 x 8 columns, z runs of up to 64 planes, halved until
+/// there are 2048 blocks or the runs are one plane.
+template <template <int> class Kernel>
+void launch_columns(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                    cudaStream_t stream) {
+  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
+  const dim3 block(32, 8);
+  const long columns = ((box.nx + 31) / 32) * ((box.ny + 7) / 8);
+  long run = 64;
+  while (run > 1 && columns * ((box.nz + run - 1) / run) < 2048) run /= 2;
+  const dim3 grid(static_cast<unsigned>((box.nx + 31) / 32), static_cast<unsigned>((box.ny + 7) / 8),
+                  static_cast<unsigned>((box.nz + run - 1) / run));
+  const int r = static_cast<int>(run);
+  switch (l.radius) {
+    case 1: Kernel<1>::launch(grid, block, stream, prev, cur, next, box, l, r); break;
+    case 2: Kernel<2>::launch(grid, block, stream, prev, cur, next, box, l, r); break;
+    case 3: Kernel<3>::launch(grid, block, stream, prev, cur, next, box, l, r); break;
+    default: Kernel<4>::launch(grid, block, stream, prev, cur, next, box, l, r); break;
+  }
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+template <int R>
+struct Column {
+  static void launch(dim3 grid, dim3 block, cudaStream_t stream, const double* prev, const double* cur, double* next,
+                     const Box& box, const Leapfrog& l, int run) {
+    leapfrog_kernel<R><<<grid, block, 0, stream>>>(prev, cur, next, box, l, run);
+  }
+};
+
+template <int R>
+struct Queue {
+  static void launch(dim3 grid, dim3 block, cudaStream_t stream, const double* prev, const double* cur, double* next,
+                     const Box& box, const Leapfrog& l, int run) {
+    leapfrog_queue_kernel<R><<<grid, block, 0, stream>>>(prev, cur, next, box, l, run);
+  }
+};
 
 }  // namespace
 
@@ -55,25 +123,17 @@ Leapfrog leapfrog(int order, double courant) {
 
 void launch_column_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream) {
-  if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
-  const dim3 block(32, 8);
-  const long columns = ((box.nx + 31) / 32) * ((box.ny + 7) / 8);
-  long run = 64;
-  while (run > 1 && columns * ((box.nz + run - 1) / run) < 2048) run /= 2;
-  const dim3 grid(static_cast<unsigned>((box.nx + 31) / 32), static_cast<unsigned>((box.ny + 7) / 8),
-                  static_cast<unsigned>((box.nz + run - 1) / run));
-  switch (l.radius) {
-    case 1: leapfrog_kernel<1><<<grid, block, 0, stream>>>(prev, cur, next, box, l, static_cast<int>(run)); break;
-    case 2: leapfrog_kernel<2><<<grid, block, 0, stream>>>(prev, cur, next, box, l, static_cast<int>(run)); break;
-    case 3: leapfrog_kernel<3><<<grid, block, 0, stream>>>(prev, cur, next, box, l, static_cast<int>(run)); break;
-    default: leapfrog_kernel<4><<<grid, block, 0, stream>>>(prev, cur, next, box, l, static_cast<int>(run)); break;
-  }
-  CUSH_CUDA_CHECK(cudaGetLastError());
+  launch_columns<Column>(prev, cur, next, box, l, stream);
+}
+
+void launch_queue_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                       cudaStream_t stream) {
+  launch_columns<Queue>(prev, cur, next, box, l, stream);
 }
 
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream) {
-  if (l.radius == 1 || l.radius == 4) launch_column_step(prev, cur, next, box, l, stream);
+  if (l.radius == 1 || l.radius == 4) launch_queue_step(prev, cur, next, box, l, stream);
   else launch_steps(WaveLevels{prev, cur, nullptr, next}, box, l, 1, stream);
 }
 

@@ -46,9 +46,9 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// One leapfrog step over `box`: next = fma(s^2, sum, fma(centre, cur, -prev)), sum the FMA chain
 /// over k = 1 .. radius and the axes x, y, z of C_k (cur[+k] + cur[-k]): step_host's order, so
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
-/// seed's update in place over the older level), not `cur`. The faster of the two one-step
-/// kernels for the order (bench/probes/probe_wave.cu): the column kernel at orders 2 and 8, the
-/// streaming kernel at 4 and 6 (README.md).
+/// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
+/// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
+/// (launch_queue_step) at orders 2 and 8, the streaming kernel at 4 and 6 (README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
@@ -56,6 +56,12 @@ void launch_step(const double* prev, const double* cur, double* next, const Box&
 /// through the read-only cache): the tests' and probe's reference for the streaming kernel.
 void launch_column_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream);
+
+/// The same with the column's z neighbours kept in registers as a thread marches z (the column
+/// kernel reads 2 radius + 1 of them a node through the cache); x and y neighbours as the column
+/// kernel reads them. Same bits as launch_column_step.
+void launch_queue_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                       cudaStream_t stream);
 
 /// The levels a launch of several steps reads (n - 1 and n) and writes (n + T - 1 and n + T).
 struct WaveLevels {

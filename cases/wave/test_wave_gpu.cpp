@@ -161,6 +161,35 @@ void check_streaming(const wave::Leapfrog& l, wave::Box box, std::size_t steps, 
   }
 }
 
+// launch_queue_step on `box` of two random levels against launch_column_step: the same bytes on
+// the box, out of place and in place over the older level, and nothing outside the box written.
+void check_queue(const wave::Leapfrog& l, wave::Box box, long offset) {
+  const auto cells = static_cast<std::size_t>(offset + box.pitch_x * box.pitch_y * (box.z0 + box.nz + 9));
+  std::vector<double> older(cells), current(cells);
+  cush_test::fill_random(std::span<double>(older));
+  cush_test::fill_random(std::span<double>(current));
+  const std::vector<double> untouched(cells, NAN);
+  DeviceBuffer a(older), b(current), out(untouched), ref(untouched);
+  wave::launch_queue_step(a.p + offset, b.p + offset, out.p + offset, box, l, nullptr);
+  wave::launch_column_step(a.p + offset, b.p + offset, ref.p + offset, box, l, nullptr);
+  CUSH_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<double> want = ref.read();
+  const auto same = [&](const std::vector<double>& got, const std::string& how) {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < cells; ++i)
+      if (std::memcmp(&got[i], &want[i], sizeof(double)) != 0 && bad++ < 5)
+        ADD_FAILURE() << "order " << 2 * l.radius << ", " << box.nx << "x" << box.ny << "x" << box.nz << ", " << how
+                      << ": cell " << i << " is " << got[i] << ", expected " << want[i];
+    EXPECT_EQ(bad, 0U) << "order " << 2 * l.radius << ", " << how;
+  };
+  same(out.read(), "out of place");  // NaN outside the box on both sides: nothing else written
+  wave::launch_queue_step(a.p + offset, b.p + offset, a.p + offset, box, l, nullptr);
+  std::vector<double> in_place = a.read();
+  for (std::size_t i = 0; i < cells; ++i)
+    if (std::memcmp(&in_place[i], &older[i], sizeof(double)) == 0) in_place[i] = NAN;  // unchanged: as if untouched
+  same(in_place, "in place");
+}
+
 // f(leapfrog, steps, ghost layers) for every order and number of steps a launch fuses.
 template <class F>
 void for_each_launch(F&& f) {
@@ -187,6 +216,21 @@ TEST(CaseWave, StreamingKernelEqualsColumnKernelSteps) {
     }
     check_streaming(l, wave::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, steps, 7);  // not at the start
   });
+}
+
+// The column kernel with its z neighbours in registers gives the column kernel's bits at every
+// order, on boxes that start anywhere in a row, are one cell thin, or run over many z runs.
+TEST(CaseWave, QueueKernelEqualsColumnKernel) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  for (int order : wave::kOrders) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    const long h = l.radius;
+    check_queue(l, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0);
+    check_queue(l, wave::Box{h, h, h, 37, 19, 13, (37 + 2 * h + 15) / 16 * 16, 19 + 2 * h}, 3);
+    check_queue(l, wave::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 7);
+    check_queue(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0);
+  }
 }
 
 // Many z runs (over 2048 blocks of 8 planes or fewer), the last one shorter. (Apart from the small
