@@ -91,12 +91,10 @@ void register_wave() {
   for (std::size_t n : {512U, 1024U}) {
     if (n > max_n()) continue;
     for (int radius = 1; radius <= 3; ++radius)
-      for (const auto& [label, reads] : {std::pair{"in_step", wave::DiamondReads::in_step},
-                                         std::pair{"step_ahead", wave::DiamondReads::step_ahead},
-                                         std::pair{"prefetched", wave::DiamondReads::prefetched}}) {
+      for (wave::DiamondReads reads : wave::kDiamondReads) {
         const wave::Problem p{n, 2, 0.9 * wave::courant_limit(2)};
         const wave::DiamondOptions o{radius, 16, reads};
-        add_row("temporal/wave_diamond/2/16/r" + std::to_string(radius) + "/" + label + "/1gpu/" + std::to_string(n),
+        add_row("temporal/wave_diamond/2/16/r" + std::to_string(radius) + "/" + wave::name(reads) + "/1gpu/" + std::to_string(n),
                 [p, o](benchmark::State& s) { diamond_steps(s, p, o); });
       }
     for (int order : wave::kOrders) {

@@ -209,8 +209,7 @@ DiamondSweep::DiamondSweep(int radius, std::size_t nx, std::size_t ny, std::size
     throw std::invalid_argument("cases::wave::DiamondSweep: radius " + std::to_string(radius) + " (1 .. 3), a block of " +
                                 std::to_string(nx) + " x " + std::to_string(ny) + " columns of " + std::to_string(nz) +
                                 " nodes (3 .. 2048) and " + std::to_string(steps) + " steps (1 .. 1024)");
-  if (reads != DiamondReads::in_step && reads != DiamondReads::step_ahead && reads != DiamondReads::prefetched)
-    throw std::invalid_argument("cases::wave::DiamondSweep: not a DiamondReads");
+  if (!known(reads)) throw std::invalid_argument("cases::wave::DiamondSweep: not a DiamondReads");
   chunks_ = diamond_chunks(nz, chunks);  // std::invalid_argument where the column does not fit 8 blocks
   if (chunks_.chunks > 1) {
     int device = 0, major = 0;

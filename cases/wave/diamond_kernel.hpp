@@ -39,8 +39,13 @@ constexpr const char* name(DiamondReads r) {
   return r == DiamondReads::in_step ? "in_step" : r == DiamondReads::step_ahead ? "step_ahead" : "prefetched";
 }
 
-/// Every DiamondReads, for tests and probes.
+/// Every DiamondReads, for tests, probes and benchmark rows.
 constexpr DiamondReads kDiamondReads[] = {DiamondReads::in_step, DiamondReads::step_ahead, DiamondReads::prefetched};
+
+/// Whether `r` is one of kDiamondReads (not a value cast from elsewhere).
+constexpr bool known(DiamondReads r) {
+  return r == DiamondReads::in_step || r == DiamondReads::step_ahead || r == DiamondReads::prefetched;
+}
 
 /// How many steps ahead DiamondReads::prefetched reads, by radius (the shared memory it takes:
 /// that many steps' tower::StepReads, 8 bytes a value and a z node, beside the z planes).

@@ -64,8 +64,7 @@ void Diamond::check(const Problem& p, const DiamondOptions& o) {
   check_courant(2, p.courant);
   if (o.radius < 1 || o.radius > 3) throw refuse("radius " + std::to_string(o.radius) + " (1 .. 3)");
   if (o.steps < 1 || o.steps > 1024) throw refuse(std::to_string(o.steps) + " steps a sweep (1 .. 1024)");
-  if (o.reads != DiamondReads::in_step && o.reads != DiamondReads::step_ahead && o.reads != DiamondReads::prefetched)
-    throw refuse("not a DiamondReads");
+  if (!known(o.reads)) throw refuse("not a DiamondReads");
   (void)diamond_chunks(p.n, o.chunks);  // std::invalid_argument for a split it cannot run
 }
 

@@ -154,6 +154,8 @@ TEST(WaveHost, DiamondVariantChecksItsProblemFirst) {
   EXPECT_THROW(wv::Diamond::check(ok, {.radius = 0}), std::invalid_argument);
   EXPECT_THROW(wv::Diamond::check(ok, {.steps = 0}), std::invalid_argument);
   EXPECT_THROW(wv::Diamond::check(ok, {.chunks = 5}), std::invalid_argument);         // 5 does not divide 24
+  EXPECT_THROW(wv::Diamond::check(ok, {.reads = static_cast<wv::DiamondReads>(7)}), std::invalid_argument);  // no such schedule
+  for (wv::DiamondReads r : wv::kDiamondReads) EXPECT_NO_THROW(wv::Diamond::check(ok, {.reads = r}));
   EXPECT_THROW(wv::Diamond::check({257, 2, 0.5}, {}), std::invalid_argument);        // prime, past one block
 }
 
