@@ -7,7 +7,10 @@
 // T one-step launches of the column kernel. Prints each kernel's registers and spilled bytes.
 // Not a benchmark: it prints a table and exits.
 //
-//   usage: probe_wave [n (default 1024)] [repetitions (default 10)]
+//   usage: probe_wave [n (default 1024)] [repetitions (default 10)] [only: order:text]
+//
+// With `only` (say 8:ring) it times only the kernels of that order whose name contains the text
+// (for a profiler: one kernel, few launches).
 
 #include <cuda_runtime.h>
 
@@ -21,6 +24,7 @@
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "probe_support.cuh"
+#include "queue_step.cuh"  // launch_queue_kernel: the z-queue kernel's forms
 #include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
 
 namespace wave = cases::wave;
@@ -32,6 +36,9 @@ constexpr long kHalo = 8;
 int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 1024;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 10;
+  const std::string only = argc > 3 ? argv[3] : "";
+  const int only_order = only.empty() ? 0 : std::atoi(only.c_str());
+  const std::string only_text = only.find(':') == std::string::npos ? "" : only.substr(only.find(':') + 1);
   const long pitch = static_cast<long>(cases::padded_pitch(static_cast<std::size_t>(n), kHalo));
   const wave::Box box{kHalo, kHalo, kHalo, n, n, n, pitch, n + 2 * kHalo};
   const long cells = pitch * (n + 2 * kHalo) * (n + 2 * kHalo);
@@ -60,6 +67,7 @@ int main(int argc, char** argv) {
   std::printf("| order | kernel | T | regs | spilled B | ms per launch | G updates/s | x R1w | differing cells |\n"
               "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int order : wave::kOrders) {
+    if (only_order != 0 && order != only_order) continue;
     const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
     for (long t = 1; t <= 4 && t * l.radius <= kHalo; ++t) {
       // The reference: t column-kernel steps in place, on boxes shrinking by a radius a step.
@@ -73,6 +81,7 @@ int main(int argc, char** argv) {
       }
       CUSH_CUDA_CHECK(cudaDeviceSynchronize());
       auto report = [&](const std::string& name, const void* kernel, auto launch) {
+        if (name.find(only_text) == std::string::npos) return;
         cudaFuncAttributes attr{};
         if (kernel != nullptr) CUSH_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
         for (int i : {2, 3}) CUSH_CUDA_CHECK(cudaMemset(buffers[i] - lead, 0xff, (lead + cells) * sizeof(double)));
@@ -94,16 +103,29 @@ int main(int argc, char** argv) {
       if (t == 1)
         report("column, z in registers (one-step)", nullptr,
                [&] { wave::launch_queue_step(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      if (t == 1)  // launch_queue_step's forms: rows a thread, the next plane loaded ahead, longest z run
+        for (const long max_run : {16L, 32L, 64L}) {
+          const std::string runs = ", runs <= " + std::to_string(max_run) + ")";
+          report("z queue (NY 1" + runs, nullptr, [&] { wave::launch_queue_kernel<1, false>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
+          report("z queue (NY 1, ahead" + runs, nullptr, [&] { wave::launch_queue_kernel<1, true>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
+          report("z queue (NY 2" + runs, nullptr, [&] { wave::launch_queue_kernel<2, false>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
+          report("z queue (NY 2, ahead" + runs, nullptr, [&] { wave::launch_queue_kernel<2, true>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
+          report("z queue (NY 4, ahead" + runs, nullptr, [&] { wave::launch_queue_kernel<4, true>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
+        }
       if (t <= static_cast<long>(wave::max_fused_steps(order)))
         report("launch_steps (the case's choice)", nullptr, [&] { wave::launch_steps(lv, box, l, static_cast<std::size_t>(t), nullptr); });
       // Shapes: W x TY threads, NY rows each.
-      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1>() {
+      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1, bool Ring = false, int CX = 1,
+                       int CY = 1, int Run = 128>() {
         if (R != l.radius || T != t) return;
-        using C = wave::WaveStepsConfig<R, T, W, TY, NY, B, U>;
+        using C = wave::WaveStepsConfig<R, T, W, TY, NY, B, U, Ring>;
         report("streaming " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
-                   (U > 1 ? " unroll " + std::to_string(U) : "") + (B > 1 ? " min " + std::to_string(B) + " blocks" : ""),
+                   (U > 1 ? " unroll " + std::to_string(U) : "") + (B > 1 ? " min " + std::to_string(B) + " blocks" : "") +
+                   (Ring ? " ring" : "") +
+                   (CX * CY > 1 ? " cluster " + std::to_string(CX) + "x" + std::to_string(CY) : "") +
+                   (Run != 128 ? " runs <= " + std::to_string(Run) : ""),
                reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
-               [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
+               [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr, dim3(CX, CY, 1), Run); });
       };
       shape.template operator()<1, 1, 64, 8, 4>();
       shape.template operator()<1, 1, 64, 8, 4, 3>();
@@ -126,6 +148,51 @@ int main(int argc, char** argv) {
       shape.template operator()<2, 2, 64, 8, 4>();
       shape.template operator()<2, 2, 64, 8, 4, 5>();
       shape.template operator()<2, 2, 64, 4, 8>();
+      // Level 0's outer ring loaded instead of computed (one-step kernels with no idle threads).
+      shape.template operator()<1, 1, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<1, 2, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<1, 3, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<1, 4, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<1, 4, 64, 4, 8, 1, 1, true>();
+      shape.template operator()<1, 4, 128, 4, 4, 1, 1, true>();
+      shape.template operator()<2, 1, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<2, 2, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<3, 1, 32, 16, 2, 1, 1, true>();
+      shape.template operator()<3, 2, 64, 8, 2, 1, 1, true>();
+      shape.template operator()<4, 1, 32, 16, 1, 1, 1, true>();
+      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true>();
+      shape.template operator()<4, 1, 32, 8, 1, 1, 4, true>();
+      shape.template operator()<4, 1, 64, 8, 2, 1, 1, true>();
+      shape.template operator()<4, 1, 32, 8, 2, 1, 2, true>();
+      shape.template operator()<4, 1, 64, 8, 4, 1, 1, true>();
+      shape.template operator()<4, 1, 32, 32, 1, 1, 1, true>();
+      shape.template operator()<4, 1, 64, 16, 1, 1, 1, true>();
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true>();
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 1, 64>();  // shorter z runs
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 1, 32>();
+      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 1, 1, 64>();
+      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 1, 1, 32>();
+      shape.template operator()<4, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
+      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
+      shape.template operator()<2, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
+      shape.template operator()<1, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
+      shape.template operator()<1, 4, 64, 8, 4, 1, 1, false, 1, 1, 32>();
+      shape.template operator()<1, 4, 64, 8, 4, 1, 1, false, 1, 1, 64>();
+      shape.template operator()<1, 4, 64, 4, 8, 1, 1, true, 1, 1, 64>();
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 2, 4>();  // clusters of 2 x 4 tiles
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 4>();
+      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 2, 2>();
+      shape.template operator()<4, 1, 64, 8, 2, 1, 1, true, 2, 4>();
+      shape.template operator()<4, 1, 64, 8, 4, 1, 1, true, 2, 4>();
+      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 2, 4>();
+      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true, 2, 4>();
+      shape.template operator()<2, 1, 64, 8, 4, 1, 1, true, 2, 4>();
+      shape.template operator()<1, 1, 64, 8, 4, 1, 1, true, 2, 4>();
+      shape.template operator()<1, 4, 64, 4, 8, 1, 1, true, 2, 4>();
+      shape.template operator()<1, 4, 64, 8, 4, 1, 1, false, 2, 4>();
+      shape.template operator()<4, 2, 64, 8, 2, 1, 1, true>();
+      shape.template operator()<4, 2, 32, 16, 2, 1, 1, true>();
     }
   }
   for (double* b : buffers) CUSH_CUDA_CHECK(cudaFree(b - lead));

@@ -3,18 +3,27 @@
 // blocking; T = 1 is a one-step kernel), a template over the stencil's radius, T and the tile's
 // shape, so that bench/probes/probe_wave.cu can time shapes against each other.
 //
-// A block computes a W x H tile of (x, y) columns, the (W - 2 T r) x (H - 2 T r) it stores and
-// T r ghost columns on every side, and marches its z run plane by plane. Thread (tx, ty) keeps, for its NY columns (x = tx, rows ty NY ..), a queue
-// of the last 2 r + 1 planes of every level l = 0 .. T - 1 (level 0 = u^n, read from memory;
-// level l = u^{n+l}) in registers: the z neighbours, the centre and, for level l + 2, the older
-// level. The queue's middle plane of each level also goes to one plane of shared memory, where
-// the x and y neighbours are read. When input plane p arrives, stage l = 1 .. T computes level l
-// at plane p - l r (from level l - 1 at planes p - (l + 1) r .. p - (l - 1) r and level l - 2 at
-// plane p - l r; level -1 = u^{n-1} comes from memory), one __syncthreads() between stages.
-// Stage T stores level T and level T - 1 of the same plane (the leapfrog's next pair; for T = 1
-// the second may be left out, and level 1 stored over u^{n-1} in place: each thread reads the
-// older level only at the cells it writes, before it writes them). Level l is right on the stored
-// cells grown by (T - l) r; the rest of a level is computed from clamped reads and never stored.
+// A block's threads hold a W x H tile of (x, y) columns and march its z run plane by plane; the
+// block stores the (W - 2 g) x (H - 2 g) columns in the middle, and the g columns around them on
+// every side are ghosts, computed and never stored. Thread (tx, ty) keeps, for its NY columns
+// (x = tx, rows ty NY ..), a queue of the last 2 r + 1 planes of every level l = 0 .. T - 1
+// (level 0 = u^n, read from memory; level l = u^{n+l}) in registers: the z neighbours, the centre
+// and, for level l + 2, the older level. The queue's middle plane of each level also goes to one
+// plane of shared memory, where the x and y neighbours are read. When input plane p arrives, stage
+// l = 1 .. T computes level l at plane p - l r (from level l - 1 at planes p - (l + 1) r ..
+// p - (l - 1) r and level l - 2 at plane p - l r; level -1 = u^{n-1} comes from memory), one
+// __syncthreads() between stages. Stage T stores level T and level T - 1 of the same plane (the
+// leapfrog's next pair; for T = 1 the second may be left out, and level 1 stored over u^{n-1} in
+// place: each thread reads the older level only at the cells it writes, before it writes them).
+//
+// Level 0 is needed on the stored columns grown by T r. Two ways to get it (`Ring`):
+//   - grown tile (Ring = false): g = T r, the threads' tile is all of it, and its outer r columns
+//     compute a level 1 no one uses;
+//   - loaded ring (Ring = true): g = (T - 1) r, and the ring of r columns around the threads' tile
+//     is loaded into level 0's shared plane by extra loads spread over the block (`kRing` cells a
+//     plane). At T = 1 every thread stores its columns: a one-step kernel with no wasted work.
+// Level l is right on the stored cells grown by (T - l) r; the rest of a level is computed from
+// clamped reads (or the slack of the shared plane) and never stored.
 //
 // Every cell of every level is step_host's chain of FMAs (reference.hpp), so a launch of T steps
 // gives the bits of T one-step launches. The price: the grown tile is computed and read again by
@@ -34,22 +43,31 @@ namespace wave {
 
 /// A tile: radius R, T steps, W x TY threads, NY rows per thread (H = TY NY rows), at least
 /// MinBlocks blocks an SM, the plane loop unrolled Unroll times (2 R + 1: the queues rotate by
-/// renaming registers instead of moving them).
-template <int R, int T, int W, int TY, int NY, int MinBlocks = 1, int Unroll = 1>
+/// renaming registers instead of moving them), level 0's outer ring loaded (Ring) or computed.
+template <int R, int T, int W, int TY, int NY, int MinBlocks = 1, int Unroll = 1, bool Ring = false>
 struct WaveStepsConfig {
   static_assert(R >= 1 && R <= 4 && T >= 1 && NY >= 1);
   static constexpr int kR = R, kT = T, kW = W, kTY = TY, kNY = NY, kMinBlocks = MinBlocks, kUnroll = Unroll;
+  static constexpr bool kLoadRing = Ring;
   static constexpr int kH = TY * NY;
-  static constexpr int kGrow = T * R;          ///< ghost cells of the tile on every side
-  static constexpr int kX = W - 2 * kGrow;     ///< stored columns of a tile
-  static constexpr int kY = kH - 2 * kGrow;    ///< stored rows
+  static constexpr int kReach = T * R;                 ///< level 0 is read this far past the stored cells
+  static constexpr int kGrow = Ring ? kReach - R : kReach;  ///< ghost columns of the threads' tile on every side
+  static constexpr int kX = W - 2 * kGrow;             ///< stored columns of a tile
+  static constexpr int kY = kH - 2 * kGrow;            ///< stored rows
   static_assert(kX > 0 && kY > 0, "the tile must be wider than its ghost cells");
   static constexpr int kThreads = W * TY;
   static constexpr int kQueue = 2 * R + 1;
+  /// A row of a shared plane: the threads' W cells, and with a ring its R cells on either side.
+  static constexpr int kPitch = Ring ? W + 2 * R : W;
   /// One level's plane in shared memory: R rows and R cells of slack before and after, so that
-  /// the neighbours of any cell are inside (the grown tile's edge cells read garbage, unused).
-  static constexpr int kPlane = (kH + 2 * R) * W + 2 * R;
-  static constexpr int kOrigin = R * W + R;
+  /// the neighbours of any cell are inside (without a ring, the grown tile's edge cells read
+  /// garbage, unused).
+  static constexpr int kPlane = (kH + 2 * R) * kPitch + 2 * R;
+  static constexpr int kOrigin = R * kPitch + R;
+  /// Level 0's cells a plane loaded beside the threads' own (the ring: R rows above and below the
+  /// tile, R columns either side; the stencil is a cross, so not the corners), and per thread.
+  static constexpr int kRing = Ring ? 2 * R * (W + kH) : 0;
+  static constexpr int kRingPerThread = (kRing + kThreads - 1) / kThreads;
   static constexpr std::size_t kSharedBytes = sizeof(double) * T * kPlane;
 };
 
@@ -62,32 +80,55 @@ template <class C>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     wave_steps_kernel(WaveLevels lv, Box box, Leapfrog l, int run) {
   constexpr int R = C::kR, T = C::kT, W = C::kW, NY = C::kNY, G = C::kGrow, Q = C::kQueue;
+  constexpr int P = C::kPitch, E = C::kReach;
   extern __shared__ double shared[];
   const int tx = static_cast<int>(threadIdx.x) % W, ty = static_cast<int>(threadIdx.x) / W;
-  const long x0 = box.x0 + blockIdx.x * static_cast<long>(C::kX) - G;  // the grown tile's corner
+  const long x0 = box.x0 + blockIdx.x * static_cast<long>(C::kX) - G;  // the threads' tile's corner
   const long y0 = box.y0 + blockIdx.y * static_cast<long>(C::kY) - G;
   const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
   const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
   const long sz = box.pitch_x * box.pitch_y;
+  // Level 0 is read on the box grown by T r, clamped: the cells past it feed no stored cell.
+  const auto clamp_x = [&](long gx) { return gx < box.x0 - E ? box.x0 - E : (gx < box.x0 + box.nx + E ? gx : box.x0 + box.nx + E - 1); };
+  const auto clamp_y = [&](long gy) { return gy < box.y0 - E ? box.y0 - E : (gy < box.y0 + box.ny + E ? gy : box.y0 + box.ny + E - 1); };
 
-  // This thread's cells in a plane: level 0 read on the box grown by T r (clamped: the cells past
-  // it feed no stored cell), u^{n-1} only where level 1 is needed, cells stored inside the box.
+  // This thread's cells in a plane: level 0 where it reads, u^{n-1} only where level 1 is needed
+  // (on the tile grown by (T - 1) r: for T = 1 the stored cells, no other block's, which an
+  // in-place launch overwrites; inside the box grown as much), cells stored inside the box.
+  constexpr int older_edge = G - (T - 1) * R;  // R with a grown tile, 0 with a ring
   const long gx = x0 + tx;
-  const long cx = gx < box.x0 - G ? box.x0 - G : (gx < box.x0 + box.nx + G ? gx : box.x0 + box.nx + G - 1);
-  // u^{n-1} on the tile grown by (T - 1) r (for T = 1 the tile: no other block's cells, which an
-  // in-place launch overwrites) and inside the box grown as much.
-  const bool older_x = tx >= R && tx < W - R && gx >= box.x0 - (G - R) && gx < box.x0 + box.nx + (G - R);
+  const long cx = clamp_x(gx);
+  const bool older_x = tx >= older_edge && tx < W - older_edge && gx >= box.x0 - (E - R) && gx < box.x0 + box.nx + (E - R);
   const bool store_x = tx >= G && tx < W - G && gx < box.x0 + box.nx;
   int at[NY];
   bool older_at[NY], store_at[NY];
 #pragma unroll
   for (int j = 0; j < NY; ++j) {
     const long gy = y0 + ty * NY + j;
-    const long cy = gy < box.y0 - G ? box.y0 - G : (gy < box.y0 + box.ny + G ? gy : box.y0 + box.ny + G - 1);
-    at[j] = static_cast<int>(cy * box.pitch_x + cx);
+    at[j] = static_cast<int>(clamp_y(gy) * box.pitch_x + cx);
     const int row = ty * NY + j;
-    older_at[j] = older_x && row >= R && row < C::kH - R && gy >= box.y0 - (G - R) && gy < box.y0 + box.ny + (G - R);
+    older_at[j] = older_x && row >= older_edge && row < C::kH - older_edge && gy >= box.y0 - (E - R) &&
+                  gy < box.y0 + box.ny + (E - R);
     store_at[j] = store_x && row >= G && row < C::kH - G && gy < box.y0 + box.ny;
+  }
+  // With a ring: the ring cells this thread loads (cell i of the ring, i = threadIdx.x + k
+  // threads: R rows of W above the tile, R below, then R columns either side of each row), where
+  // they are in a plane of the array and in level 0's shared plane.
+  constexpr int K = C::kRingPerThread;
+  int ring_at[K > 0 ? K : 1], ring_shared[K > 0 ? K : 1];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int i = static_cast<int>(threadIdx.x) + k * C::kThreads, band = R * W;
+    int fy = 0, fx = 0;  // the cell in the frame of the shared plane: (R, R) is the tile's corner
+    if (i < band) fy = i / W, fx = R + i % W;
+    else if (i < 2 * band) fy = C::kH + R + (i - band) / W, fx = R + (i - band) % W;
+    else {
+      const int j = i - 2 * band, c = j % (2 * R);
+      fy = R + j / (2 * R), fx = c < R ? c : W + c;
+    }
+    const bool valid = i < C::kRing;
+    ring_shared[k] = valid ? fy * P + fx : -1;
+    ring_at[k] = valid ? static_cast<int>(clamp_y(y0 - R + fy) * box.pitch_x + clamp_x(x0 - R + fx)) : 0;
   }
 
   double queue[T][Q][NY];  // queue[l][i][j]: level l at plane (the newest) - 2 R + i
@@ -98,39 +139,47 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 #pragma unroll
       for (int j = 0; j < NY; ++j) queue[lv_][i][j] = 0;
 
-  // Plane p's level 0 and plane p - R's u^{n-1}, one plane ahead.
-  const long first = z_begin - G, last = z_end + G;  // input planes [first, last)
-  const long older_first = z_begin - (G - R), older_last = z_end + (G - R);
-  auto load = [&](long p, double (&u)[NY], double (&o)[NY]) {
+  // Plane p's level 0, plane p - R's u^{n-1} and plane p - R's ring (level 0), one plane ahead.
+  const long first = z_begin - E, last = z_end + E;  // input planes [first, last)
+  const long older_first = z_begin - (E - R), older_last = z_end + (E - R);
+  auto load = [&](long p, double (&u)[NY], double (&o)[NY], double (&ring)[K > 0 ? K : 1]) {
+    const long q = p - R;
 #pragma unroll
     for (int j = 0; j < NY; ++j) {
       u[j] = p < last ? __ldg(lv.current + p * sz + at[j]) : 0.0;
-      const long q = p - R;
       o[j] = q >= older_first && q < older_last && older_at[j] ? lv.older[q * sz + at[j]] : 0.0;  // may be lv.next
     }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      ring[k] = q >= first && q < last && ring_shared[k] >= 0 ? __ldg(lv.current + q * sz + ring_at[k]) : 0.0;
   };
-  double u_next[NY], o_next[NY];
-  load(first, u_next, o_next);
+  double u_next[NY], o_next[NY], ring_next[K > 0 ? K : 1];
+  load(first, u_next, o_next, ring_next);
 
-  const int self = C::kOrigin + ty * NY * W + tx;  // this thread's first cell in a shared plane
+  const int self = C::kOrigin + ty * NY * P + tx;  // this thread's first cell in a shared plane
 #pragma unroll(C::kUnroll)
   for (long p = first; p < last; ++p) {
-    double u[NY], older[NY];
+    double u[NY], older[NY], ring[K > 0 ? K : 1];
 #pragma unroll
     for (int j = 0; j < NY; ++j) {
       u[j] = u_next[j];
       older[j] = o_next[j];
     }
-    load(p + 1, u_next, o_next);
+#pragma unroll
+    for (int k = 0; k < K; ++k) ring[k] = ring_next[k];
+    load(p + 1, u_next, o_next, ring_next);
 
-    // Level 0: plane p into the queue, its middle plane into shared memory.
+    // Level 0: plane p into the queue, its middle plane (p - R) and the ring into shared memory.
 #pragma unroll
     for (int j = 0; j < NY; ++j) {
 #pragma unroll
       for (int i = 0; i + 1 < Q; ++i) queue[0][i][j] = queue[0][i + 1][j];
       queue[0][Q - 1][j] = u[j];
-      shared[self + j * W] = queue[0][R][j];
+      shared[self + j * P] = queue[0][R][j];
     }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      if (ring_shared[k] >= 0) shared[ring_shared[k]] = ring[k];
     __syncthreads();
 
 #pragma unroll
@@ -139,12 +188,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
       double next[NY];
 #pragma unroll
       for (int j = 0; j < NY; ++j) {
-        const double* c = plane + j * W;
+        const double* c = plane + j * P;
         double sum = 0;
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
-          const double up = j + k < NY ? queue[s - 1][R][j + k] : c[k * W];
-          const double down = j - k >= 0 ? queue[s - 1][R][j - k] : c[-k * W];
+          const double up = j + k < NY ? queue[s - 1][R][j + k] : c[k * P];
+          const double down = j - k >= 0 ? queue[s - 1][R][j - k] : c[-k * P];
           sum = fma(l.c[k], c[k] + c[-k], sum);
           sum = fma(l.c[k], up + down, sum);
           sum = fma(l.c[k], queue[s - 1][R + k][j] + queue[s - 1][R - k][j], sum);
@@ -159,11 +208,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 #pragma unroll
           for (int i = 0; i + 1 < Q; ++i) queue[s < T ? s : 0][i][j] = queue[s < T ? s : 0][i + 1][j];
           queue[s < T ? s : 0][Q - 1][j] = next[j];
-          out[j * W] = queue[s < T ? s : 0][R][j];
+          out[j * P] = queue[s < T ? s : 0][R][j];
         }
         __syncthreads();
       } else {
-        const long q = p - G;  // the plane levels T and T - 1 are at
+        const long q = p - E;  // the plane levels T and T - 1 are at
         if (q >= z_begin && q < z_end) {
 #pragma unroll
           for (int j = 0; j < NY; ++j)
@@ -179,25 +228,45 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   }
 }
 
-/// Where the tiles of shape C go over `box` (z runs as long as leave 2048 blocks), and the launch.
+/// Where the tiles of shape C go over `box` (z runs of `max_run` planes, halved until there are
+/// 2048 blocks or the runs are 8 planes), and the launch.
+/// With `cluster` (x, y) other than (1, 1) (compute capability 9.0), that many neighbouring tiles
+/// form a thread-block cluster: scheduled together, they march their z runs side by side, so that
+/// the ring one reads is, more often, in L2 from its neighbour's loads (the blocks do not talk).
 template <class C>
-void launch_wave_steps_tiles(const WaveLevels& lv, const Box& box, const Leapfrog& l, cudaStream_t stream) {
+void launch_wave_steps_tiles(const WaveLevels& lv, const Box& box, const Leapfrog& l, cudaStream_t stream,
+                             dim3 cluster = dim3(1, 1, 1), long max_run = 128) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
-  if (box.pitch_x * (box.pitch_y + 2 * C::kGrow) >= (1L << 31))
+  if (box.pitch_x * (box.pitch_y + 2 * C::kReach) >= (1L << 31))
     throw std::invalid_argument("cases::wave: planes of 2^31 cells or more are beyond the streaming kernel");
   if (l.radius != C::kR)
     throw std::invalid_argument("cases::wave: a kernel of radius " + std::to_string(C::kR) + " for order " +
                                 std::to_string(2 * l.radius));
-  const long tiles = ((box.nx + C::kX - 1) / C::kX) * ((box.ny + C::kY - 1) / C::kY);
-  long run = 128;
-  while (run > 8 && tiles * ((box.nz + run - 1) / run) < 2048) run /= 2;
-  const dim3 grid(static_cast<unsigned>((box.nx + C::kX - 1) / C::kX), static_cast<unsigned>((box.ny + C::kY - 1) / C::kY),
-                  static_cast<unsigned>((box.nz + run - 1) / run));
+  const auto round_up = [](long a, long b) { return (a + b - 1) / b * b; };
+  // Tiles past the box (rounding up to whole clusters) read clamped cells and store nothing.
+  const long tiles_x = round_up((box.nx + C::kX - 1) / C::kX, cluster.x);
+  const long tiles_y = round_up((box.ny + C::kY - 1) / C::kY, cluster.y);
+  long run = max_run;
+  while (run > 8 && tiles_x * tiles_y * ((box.nz + run - 1) / run) < 2048) run /= 2;
   if constexpr (C::kSharedBytes > 48 * 1024)  // above the default limit it must be asked for (per device)
     CUSH_CUDA_CHECK(cudaFuncSetAttribute(wave_steps_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(C::kSharedBytes)));
-  wave_steps_kernel<C><<<grid, C::kThreads, C::kSharedBytes, stream>>>(lv, box, l, static_cast<int>(run));
-  CUSH_CUDA_CHECK(cudaGetLastError());
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
+                        static_cast<unsigned>((box.nz + run - 1) / run));
+  config.blockDim = dim3(C::kThreads);
+  config.dynamicSmemBytes = C::kSharedBytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster.x;
+  attribute.val.clusterDim.y = cluster.y;
+  attribute.val.clusterDim.z = 1;
+  if (cluster.x * cluster.y > 1) {
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  CUSH_CUDA_CHECK(cudaLaunchKernelEx(&config, wave_steps_kernel<C>, lv, box, l, static_cast<int>(run)));
 }
 
 }  // namespace wave
