@@ -24,7 +24,6 @@
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "probe_support.cuh"
-#include "queue_step.cuh"  // launch_queue_kernel: the z-queue kernel's forms
 #include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
 
 namespace wave = cases::wave;
@@ -103,29 +102,17 @@ int main(int argc, char** argv) {
       if (t == 1)
         report("column, z in registers (one-step)", nullptr,
                [&] { wave::launch_queue_step(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
-      if (t == 1)  // launch_queue_step's forms: rows a thread, the next plane loaded ahead, longest z run
-        for (const long max_run : {16L, 32L, 64L}) {
-          const std::string runs = ", runs <= " + std::to_string(max_run) + ")";
-          report("z queue (NY 1" + runs, nullptr, [&] { wave::launch_queue_kernel<1, false>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
-          report("z queue (NY 1, ahead" + runs, nullptr, [&] { wave::launch_queue_kernel<1, true>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
-          report("z queue (NY 2" + runs, nullptr, [&] { wave::launch_queue_kernel<2, false>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
-          report("z queue (NY 2, ahead" + runs, nullptr, [&] { wave::launch_queue_kernel<2, true>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
-          report("z queue (NY 4, ahead" + runs, nullptr, [&] { wave::launch_queue_kernel<4, true>(buffers[0], buffers[1], buffers[3], box, l, nullptr, max_run); });
-        }
       if (t <= static_cast<long>(wave::max_fused_steps(order)))
         report("launch_steps (the case's choice)", nullptr, [&] { wave::launch_steps(lv, box, l, static_cast<std::size_t>(t), nullptr); });
       // Shapes: W x TY threads, NY rows each.
-      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1, bool Ring = false, int CX = 1,
-                       int CY = 1, int Run = 128>() {
+      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1, bool Ring = false>() {
         if (R != l.radius || T != t) return;
         using C = wave::WaveStepsConfig<R, T, W, TY, NY, B, U, Ring>;
         report("streaming " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
                    (U > 1 ? " unroll " + std::to_string(U) : "") + (B > 1 ? " min " + std::to_string(B) + " blocks" : "") +
-                   (Ring ? " ring" : "") +
-                   (CX * CY > 1 ? " cluster " + std::to_string(CX) + "x" + std::to_string(CY) : "") +
-                   (Run != 128 ? " runs <= " + std::to_string(Run) : ""),
+                   (Ring ? " ring" : ""),
                reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
-               [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr, dim3(CX, CY, 1), Run); });
+               [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
       };
       shape.template operator()<1, 1, 64, 8, 4>();
       shape.template operator()<1, 1, 64, 8, 4, 3>();
@@ -169,28 +156,6 @@ int main(int argc, char** argv) {
       shape.template operator()<4, 1, 32, 32, 1, 1, 1, true>();
       shape.template operator()<4, 1, 64, 16, 1, 1, 1, true>();
       shape.template operator()<4, 1, 64, 4, 4, 1, 2, true>();
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 1, 64>();  // shorter z runs
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 1, 32>();
-      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 1, 1, 64>();
-      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 1, 1, 32>();
-      shape.template operator()<4, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
-      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
-      shape.template operator()<2, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
-      shape.template operator()<1, 1, 64, 8, 4, 1, 1, true, 1, 1, 32>();
-      shape.template operator()<1, 4, 64, 8, 4, 1, 1, false, 1, 1, 32>();
-      shape.template operator()<1, 4, 64, 8, 4, 1, 1, false, 1, 1, 64>();
-      shape.template operator()<1, 4, 64, 4, 8, 1, 1, true, 1, 1, 64>();
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 2, 4>();  // clusters of 2 x 4 tiles
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 4>();
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 2, 2>();
-      shape.template operator()<4, 1, 64, 8, 2, 1, 1, true, 2, 4>();
-      shape.template operator()<4, 1, 64, 8, 4, 1, 1, true, 2, 4>();
-      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 2, 4>();
-      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true, 2, 4>();
-      shape.template operator()<2, 1, 64, 8, 4, 1, 1, true, 2, 4>();
-      shape.template operator()<1, 1, 64, 8, 4, 1, 1, true, 2, 4>();
-      shape.template operator()<1, 4, 64, 4, 8, 1, 1, true, 2, 4>();
-      shape.template operator()<1, 4, 64, 8, 4, 1, 1, false, 2, 4>();
       shape.template operator()<4, 2, 64, 8, 2, 1, 1, true>();
       shape.template operator()<4, 2, 32, 16, 2, 1, 1, true>();
     }

@@ -133,7 +133,7 @@ void launch_queue_step(const double* prev, const double* cur, double* next, cons
 
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream) {
-  if (l.radius == 1 || l.radius == 4) launch_queue_step(prev, cur, next, box, l, stream);
+  if (l.radius == 1) launch_queue_step(prev, cur, next, box, l, stream);
   else launch_steps(WaveLevels{prev, cur, nullptr, next}, box, l, 1, stream);
 }
 

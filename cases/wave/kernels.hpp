@@ -48,7 +48,8 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
 /// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
 /// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
-/// (launch_queue_step) at orders 2 and 8, the streaming kernel at 4 and 6 (README.md).
+/// (launch_queue_step) at order 2, the streaming kernel at 4, 6 and 8 (with its ring loaded at 6
+/// and 8; README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 

@@ -41,6 +41,22 @@
 namespace cases {
 namespace wave {
 
+/// A cell of a tile's ring in the frame of a shared plane, where (R, R) is the tile's corner.
+struct RingCell {
+  int y, x;
+};
+
+/// Cell i (0 <= i < 2 r (w + h)) of the ring of a w x h tile: r rows of w cells above the tile,
+/// r rows below, then r cells either side of each of its h rows (not the corners: the stencil is
+/// a cross). Host-tested (test_wave_steps_host.cu).
+__host__ __device__ inline RingCell ring_cell(int i, int r, int w, int h) {
+  const int band = r * w;
+  if (i < band) return {i / w, r + i % w};
+  if (i < 2 * band) return {h + r + (i - band) / w, r + (i - band) % w};
+  const int j = i - 2 * band, c = j % (2 * r);
+  return {r + j / (2 * r), c < r ? c : w + c};
+}
+
 /// A tile: radius R, T steps, W x TY threads, NY rows per thread (H = TY NY rows), at least
 /// MinBlocks blocks an SM, the plane loop unrolled Unroll times (2 R + 1: the queues rotate by
 /// renaming registers instead of moving them), level 0's outer ring loaded (Ring) or computed.
@@ -71,10 +87,23 @@ struct WaveStepsConfig {
   static constexpr std::size_t kSharedBytes = sizeof(double) * T * kPlane;
 };
 
-/// The shape the case uses (bench/probes/probe_wave.cu compares others): 512 threads, 64 x 32
-/// cells grown.
+/// The shapes the case uses (bench/probes/probe_wave.cu compares others): 512 threads holding 64 x
+/// 32 columns; for one step at orders 6 and 8 with the ring loaded (at order 8 256 threads holding
+/// 64 x 16, two blocks an SM: 4 columns of 9 planes a thread leave no room for more).
 template <int R, int T>
-using WaveShape = WaveStepsConfig<R, T, 64, 8, 4>;
+struct CaseShape {
+  using type = WaveStepsConfig<R, T, 64, 8, 4>;
+};
+template <>
+struct CaseShape<3, 1> {
+  using type = WaveStepsConfig<3, 1, 64, 8, 4, 1, 1, true>;
+};
+template <>
+struct CaseShape<4, 1> {
+  using type = WaveStepsConfig<4, 1, 64, 4, 4, 2, 1, true>;
+};
+template <int R, int T>
+using WaveShape = typename CaseShape<R, T>::type;
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
@@ -111,24 +140,17 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
                   gy < box.y0 + box.ny + (E - R);
     store_at[j] = store_x && row >= G && row < C::kH - G && gy < box.y0 + box.ny;
   }
-  // With a ring: the ring cells this thread loads (cell i of the ring, i = threadIdx.x + k
-  // threads: R rows of W above the tile, R below, then R columns either side of each row), where
-  // they are in a plane of the array and in level 0's shared plane.
+  // With a ring: the ring cells this thread loads (cell i = threadIdx.x + k threads of the ring),
+  // where they are in a plane of the array and in level 0's shared plane.
   constexpr int K = C::kRingPerThread;
   int ring_at[K > 0 ? K : 1], ring_shared[K > 0 ? K : 1];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int i = static_cast<int>(threadIdx.x) + k * C::kThreads, band = R * W;
-    int fy = 0, fx = 0;  // the cell in the frame of the shared plane: (R, R) is the tile's corner
-    if (i < band) fy = i / W, fx = R + i % W;
-    else if (i < 2 * band) fy = C::kH + R + (i - band) / W, fx = R + (i - band) % W;
-    else {
-      const int j = i - 2 * band, c = j % (2 * R);
-      fy = R + j / (2 * R), fx = c < R ? c : W + c;
-    }
+    const int i = static_cast<int>(threadIdx.x) + k * C::kThreads;
+    const RingCell f = ring_cell(i, R, W, C::kH);
     const bool valid = i < C::kRing;
-    ring_shared[k] = valid ? fy * P + fx : -1;
-    ring_at[k] = valid ? static_cast<int>(clamp_y(y0 - R + fy) * box.pitch_x + clamp_x(x0 - R + fx)) : 0;
+    ring_shared[k] = valid ? f.y * P + f.x : -1;
+    ring_at[k] = valid ? static_cast<int>(clamp_y(y0 - R + f.y) * box.pitch_x + clamp_x(x0 - R + f.x)) : 0;
   }
 
   double queue[T][Q][NY];  // queue[l][i][j]: level l at plane (the newest) - 2 R + i
@@ -228,45 +250,25 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   }
 }
 
-/// Where the tiles of shape C go over `box` (z runs of `max_run` planes, halved until there are
-/// 2048 blocks or the runs are 8 planes), and the launch.
-/// With `cluster` (x, y) other than (1, 1) (compute capability 9.0), that many neighbouring tiles
-/// form a thread-block cluster: scheduled together, they march their z runs side by side, so that
-/// the ring one reads is, more often, in L2 from its neighbour's loads (the blocks do not talk).
+/// Where the tiles of shape C go over `box` (z runs as long as leave 2048 blocks), and the launch.
 template <class C>
-void launch_wave_steps_tiles(const WaveLevels& lv, const Box& box, const Leapfrog& l, cudaStream_t stream,
-                             dim3 cluster = dim3(1, 1, 1), long max_run = 128) {
+void launch_wave_steps_tiles(const WaveLevels& lv, const Box& box, const Leapfrog& l, cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
   if (box.pitch_x * (box.pitch_y + 2 * C::kReach) >= (1L << 31))
     throw std::invalid_argument("cases::wave: planes of 2^31 cells or more are beyond the streaming kernel");
   if (l.radius != C::kR)
     throw std::invalid_argument("cases::wave: a kernel of radius " + std::to_string(C::kR) + " for order " +
                                 std::to_string(2 * l.radius));
-  const auto round_up = [](long a, long b) { return (a + b - 1) / b * b; };
-  // Tiles past the box (rounding up to whole clusters) read clamped cells and store nothing.
-  const long tiles_x = round_up((box.nx + C::kX - 1) / C::kX, cluster.x);
-  const long tiles_y = round_up((box.ny + C::kY - 1) / C::kY, cluster.y);
-  long run = max_run;
-  while (run > 8 && tiles_x * tiles_y * ((box.nz + run - 1) / run) < 2048) run /= 2;
+  const long tiles = ((box.nx + C::kX - 1) / C::kX) * ((box.ny + C::kY - 1) / C::kY);
+  long run = 128;
+  while (run > 8 && tiles * ((box.nz + run - 1) / run) < 2048) run /= 2;
+  const dim3 grid(static_cast<unsigned>((box.nx + C::kX - 1) / C::kX), static_cast<unsigned>((box.ny + C::kY - 1) / C::kY),
+                  static_cast<unsigned>((box.nz + run - 1) / run));
   if constexpr (C::kSharedBytes > 48 * 1024)  // above the default limit it must be asked for (per device)
     CUSH_CUDA_CHECK(cudaFuncSetAttribute(wave_steps_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(C::kSharedBytes)));
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y),
-                        static_cast<unsigned>((box.nz + run - 1) / run));
-  config.blockDim = dim3(C::kThreads);
-  config.dynamicSmemBytes = C::kSharedBytes;
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster.x;
-  attribute.val.clusterDim.y = cluster.y;
-  attribute.val.clusterDim.z = 1;
-  if (cluster.x * cluster.y > 1) {
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-  }
-  CUSH_CUDA_CHECK(cudaLaunchKernelEx(&config, wave_steps_kernel<C>, lv, box, l, static_cast<int>(run)));
+  wave_steps_kernel<C><<<grid, C::kThreads, C::kSharedBytes, stream>>>(lv, box, l, static_cast<int>(run));
+  CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace wave
