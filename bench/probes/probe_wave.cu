@@ -105,14 +105,12 @@ int main(int argc, char** argv) {
       if (t <= static_cast<long>(wave::max_fused_steps(order)))
         report("launch_steps (the case's choice)", nullptr, [&] { wave::launch_steps(lv, box, l, static_cast<std::size_t>(t), nullptr); });
       // Shapes: W x TY threads, NY rows each.
-      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1, bool Ring = false, int CX = 1,
-                       int CY = 1>() {
+      auto shape = [&]<int R, int T, int W, int TY, int NY, int U = 1, int B = 1, bool Ring = false>() {
         if (R != l.radius || T != t) return;
-        using C = wave::WaveStepsConfig<R, T, W, TY, NY, B, U, Ring, CX, CY>;
+        using C = wave::WaveStepsConfig<R, T, W, TY, NY, B, U, Ring>;
         report("streaming " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
                    (U > 1 ? " unroll " + std::to_string(U) : "") + (B > 1 ? " min " + std::to_string(B) + " blocks" : "") +
-                   (Ring ? " ring" : "") +
-                   (CX * CY > 1 ? " shared in " + std::to_string(CX) + "x" + std::to_string(CY) + " clusters" : ""),
+                   (Ring ? " ring" : ""),
                reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
                [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
       };
@@ -158,17 +156,6 @@ int main(int argc, char** argv) {
       shape.template operator()<4, 1, 32, 32, 1, 1, 1, true>();
       shape.template operator()<4, 1, 64, 16, 1, 1, 1, true>();
       shape.template operator()<4, 1, 64, 4, 4, 1, 2, true>();
-      // The ring shared in clusters of tiles (distributed shared memory).
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 2>();
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 1, 4>();
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 2, 2>();
-      shape.template operator()<4, 1, 64, 4, 4, 1, 2, true, 2, 4>();
-      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 1, 4>();
-      shape.template operator()<4, 1, 32, 16, 1, 1, 2, true, 2, 4>();
-      shape.template operator()<4, 1, 64, 8, 2, 1, 1, true, 1, 4>();
-      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true, 1, 4>();
-      shape.template operator()<3, 1, 64, 8, 4, 1, 1, true, 2, 2>();
-      shape.template operator()<2, 1, 64, 8, 4, 1, 1, true, 1, 4>();
       shape.template operator()<4, 2, 64, 8, 2, 1, 1, true>();
       shape.template operator()<4, 2, 32, 16, 2, 1, 1, true>();
     }

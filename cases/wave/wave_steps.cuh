@@ -29,7 +29,6 @@
 // gives the bits of T one-step launches. The price: the grown tile is computed and read again by
 // the neighbouring tiles (redundancy), and each z run re-reads T r planes at either end.
 
-#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -61,16 +60,9 @@ __host__ __device__ inline RingCell ring_cell(int i, int r, int w, int h) {
 /// A tile: radius R, T steps, W x TY threads, NY rows per thread (H = TY NY rows), at least
 /// MinBlocks blocks an SM, the plane loop unrolled Unroll times (2 R + 1: the queues rotate by
 /// renaming registers instead of moving them), level 0's outer ring loaded (Ring) or computed.
-template <int R, int T, int W, int TY, int NY, int MinBlocks = 1, int Unroll = 1, bool Ring = false, int CX = 1,
-          int CY = 1>
+template <int R, int T, int W, int TY, int NY, int MinBlocks = 1, int Unroll = 1, bool Ring = false>
 struct WaveStepsConfig {
   static_assert(R >= 1 && R <= 4 && T >= 1 && NY >= 1);
-  /// CX x CY neighbouring tiles a thread-block cluster (compute capability 9.0), one step a launch
-  /// with the ring: a ring cell inside another tile of the cluster is read from that block's
-  /// shared plane, not from memory (two level-0 planes, one cluster barrier a plane).
-  static constexpr int kClusterX = CX, kClusterY = CY;
-  static constexpr bool kShare = CX * CY > 1;
-  static_assert(!kShare || (Ring && T == 1), "tiles share their ring only with the ring loaded, one step a launch");
   static constexpr int kR = R, kT = T, kW = W, kTY = TY, kNY = NY, kMinBlocks = MinBlocks, kUnroll = Unroll;
   static constexpr bool kLoadRing = Ring;
   static constexpr int kH = TY * NY;
@@ -92,7 +84,7 @@ struct WaveStepsConfig {
   /// tile, R columns either side; the stencil is a cross, so not the corners), and per thread.
   static constexpr int kRing = Ring ? 2 * R * (W + kH) : 0;
   static constexpr int kRingPerThread = (kRing + kThreads - 1) / kThreads;
-  static constexpr std::size_t kSharedBytes = sizeof(double) * (kShare ? 2 : T) * kPlane;
+  static constexpr std::size_t kSharedBytes = sizeof(double) * T * kPlane;
 };
 
 /// The shapes the case uses (bench/probes/probe_wave.cu compares others): 512 threads holding 64 x
@@ -112,34 +104,6 @@ struct CaseShape<4, 1> {
 };
 template <int R, int T>
 using WaveShape = typename CaseShape<R, T>::type;
-
-/// The cluster's barrier (a block's where there is no cluster, or before compute capability 9.0).
-template <bool Cluster>
-__device__ __forceinline__ void wave_cluster_sync() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (Cluster) {
-    cooperative_groups::this_cluster().sync();
-    return;
-  }
-#endif
-  __syncthreads();
-}
-
-/// Where block `rank` of the cluster keeps what this block keeps at `mine`.
-__device__ __forceinline__ const double* wave_in_block(const double* mine, int rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return cooperative_groups::this_cluster().map_shared_rank(const_cast<double*>(mine), static_cast<unsigned>(rank));
-#else
-  (void)rank;
-  return mine;
-#endif
-}
-
-/// This block's (x, y) in its cluster of CX x CY tiles.
-template <int CX, int CY>
-__device__ __forceinline__ int2 wave_cluster_index() {
-  return {static_cast<int>(blockIdx.x) % CX, static_cast<int>(blockIdx.y) % CY};
-}
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
@@ -188,25 +152,6 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     ring_shared[k] = valid ? f.y * P + f.x : -1;
     ring_at[k] = valid ? static_cast<int>(clamp_y(y0 - R + f.y) * box.pitch_x + clamp_x(x0 - R + f.x)) : 0;
   }
-  // Sharing the ring in a cluster: the block holding a ring cell (its rank, or -1: read it from
-  // memory) and where the cell is in that block's plane (T = 1: the tiles abut).
-  int ring_rank[K > 0 ? K : 1], ring_from[K > 0 ? K : 1];
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    ring_rank[k] = -1;
-    ring_from[k] = 0;
-    if constexpr (C::kShare) {
-      const RingCell f = ring_cell(static_cast<int>(threadIdx.x) + k * C::kThreads, R, W, C::kH);
-      const int cx_ = f.x - R, cy_ = f.y - R;  // in the tile's own coordinates
-      const int dx = cx_ < 0 ? -1 : (cx_ >= W ? 1 : 0), dy = cy_ < 0 ? -1 : (cy_ >= C::kH ? 1 : 0);
-      const int2 me = wave_cluster_index<C::kClusterX, C::kClusterY>();
-      const int nx = me.x + dx, ny = me.y + dy;
-      if (ring_shared[k] >= 0 && nx >= 0 && nx < C::kClusterX && ny >= 0 && ny < C::kClusterY) {
-        ring_rank[k] = nx + ny * C::kClusterX;
-        ring_from[k] = (cy_ - dy * C::kH + R) * P + (cx_ - dx * W + R);
-      }
-    }
-  }
 
   double queue[T][Q][NY];  // queue[l][i][j]: level l at plane (the newest) - 2 R + i
 #pragma unroll
@@ -228,8 +173,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     }
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      ring[k] = q >= first && q < last && ring_shared[k] >= 0 && ring_rank[k] < 0 ? __ldg(lv.current + q * sz + ring_at[k])
-                                                                                   : 0.0;
+      ring[k] = q >= first && q < last && ring_shared[k] >= 0 ? __ldg(lv.current + q * sz + ring_at[k]) : 0.0;
   };
   double u_next[NY], o_next[NY], ring_next[K > 0 ? K : 1];
   load(first, u_next, o_next, ring_next);
@@ -247,31 +191,22 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     for (int k = 0; k < K; ++k) ring[k] = ring_next[k];
     load(p + 1, u_next, o_next, ring_next);
 
-    // Level 0: plane p into the queue, its middle plane (p - R) and the ring into shared memory
-    // (sharing in a cluster: two planes by parity, the ring cells of the cluster's other tiles
-    // read from their planes after the cluster's barrier).
-    double* level0 = shared + (C::kShare ? ((p - first) & 1) * C::kPlane : 0);
+    // Level 0: plane p into the queue, its middle plane (p - R) and the ring into shared memory.
 #pragma unroll
     for (int j = 0; j < NY; ++j) {
 #pragma unroll
       for (int i = 0; i + 1 < Q; ++i) queue[0][i][j] = queue[0][i + 1][j];
       queue[0][Q - 1][j] = u[j];
-      level0[self + j * P] = queue[0][R][j];
+      shared[self + j * P] = queue[0][R][j];
     }
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      if (ring_shared[k] >= 0 && ring_rank[k] < 0) level0[ring_shared[k]] = ring[k];
-    if constexpr (C::kShare) {
-      wave_cluster_sync<true>();
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-        if (ring_rank[k] >= 0) level0[ring_shared[k]] = wave_in_block(level0, ring_rank[k])[ring_from[k]];
-    }
+      if (ring_shared[k] >= 0) shared[ring_shared[k]] = ring[k];
     __syncthreads();
 
 #pragma unroll
     for (int s = 1; s <= T; ++s) {
-      const double* plane = (s == 1 ? level0 : shared + (s - 1) * C::kPlane) + self;
+      const double* plane = shared + (s - 1) * C::kPlane + self;
       double next[NY];
 #pragma unroll
       for (int j = 0; j < NY; ++j) {
@@ -311,16 +246,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
         }
       }
     }
-    // Stage 1 done with the shared plane before the next (with a cluster: the next barrier, as
-    // the planes alternate, also keeps this one until the other tiles have read their ring).
-    if constexpr (T == 1 && !C::kShare) __syncthreads();
+    if constexpr (T == 1) __syncthreads();  // stage 1 done with the shared plane before the next
   }
-  if constexpr (C::kShare) wave_cluster_sync<true>();  // no block leaves while another reads its plane
 }
 
-/// Where the tiles of shape C go over `box` (z runs as long as leave 2048 blocks), and the launch
-/// (with C::kShare, in clusters of C::kClusterX x C::kClusterY tiles: the grid rounded up to whole
-/// clusters, the tiles past the box reading clamped cells and storing nothing).
+/// Where the tiles of shape C go over `box` (z runs as long as leave 2048 blocks), and the launch.
 template <class C>
 void launch_wave_steps_tiles(const WaveLevels& lv, const Box& box, const Leapfrog& l, cudaStream_t stream) {
   if (box.nx == 0 || box.ny == 0 || box.nz == 0) return;
@@ -329,32 +259,15 @@ void launch_wave_steps_tiles(const WaveLevels& lv, const Box& box, const Leapfro
   if (l.radius != C::kR)
     throw std::invalid_argument("cases::wave: a kernel of radius " + std::to_string(C::kR) + " for order " +
                                 std::to_string(2 * l.radius));
-  const auto whole = [](long tiles, int cluster) { return (tiles + cluster - 1) / cluster * cluster; };
-  const long tiles_x = whole((box.nx + C::kX - 1) / C::kX, C::kClusterX);
-  const long tiles_y = whole((box.ny + C::kY - 1) / C::kY, C::kClusterY);
+  const long tiles = ((box.nx + C::kX - 1) / C::kX) * ((box.ny + C::kY - 1) / C::kY);
   long run = 128;
-  while (run > 8 && tiles_x * tiles_y * ((box.nz + run - 1) / run) < 2048) run /= 2;
-  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>((box.nz + run - 1) / run));
+  while (run > 8 && tiles * ((box.nz + run - 1) / run) < 2048) run /= 2;
+  const dim3 grid(static_cast<unsigned>((box.nx + C::kX - 1) / C::kX), static_cast<unsigned>((box.ny + C::kY - 1) / C::kY),
+                  static_cast<unsigned>((box.nz + run - 1) / run));
   if constexpr (C::kSharedBytes > 48 * 1024)  // above the default limit it must be asked for (per device)
     CUSH_CUDA_CHECK(cudaFuncSetAttribute(wave_steps_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(C::kSharedBytes)));
-  if constexpr (!C::kShare) {
-    wave_steps_kernel<C><<<grid, C::kThreads, C::kSharedBytes, stream>>>(lv, box, l, static_cast<int>(run));
-  } else {
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid;
-    config.blockDim = dim3(C::kThreads);
-    config.dynamicSmemBytes = C::kSharedBytes;
-    config.stream = stream;
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = C::kClusterX;
-    cluster.val.clusterDim.y = C::kClusterY;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    CUSH_CUDA_CHECK(cudaLaunchKernelEx(&config, wave_steps_kernel<C>, lv, box, l, static_cast<int>(run)));
-  }
+  wave_steps_kernel<C><<<grid, C::kThreads, C::kSharedBytes, stream>>>(lv, box, l, static_cast<int>(run));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
