@@ -12,6 +12,11 @@
 //     v.store(host);                 // n values, in the order the last transform wrote
 //     v.wait();
 //
+// and a circular convolution, the kernel's spectrum made once and kept:
+//
+//     Variant k(n, gpus);  k.load(kernel); k.forward(Order::natural, Order::transposed);
+//     v.load(signal);      v.convolve(k);  v.store(result);  v.wait();
+//
 // Transforms are unnormalised: inverse(forward(x)) = N x. The single-GPU reference (one cuFFT
 // call) and cufftXt take natural orders only.
 
@@ -92,6 +97,13 @@ class Single {
   void load(const Complex* host);
   void forward(Order in = Order::natural, Order out = Order::natural);
   void inverse(Order in = Order::natural, Order out = Order::natural);
+  /// Circular convolution in place: the signal loaded becomes y = signal (*) kernel,
+  /// y[j] = sum_i signal[i] kernel[(j - i) mod N]. `kernel`, a transform of the same N on the same
+  /// GPU, holds the kernel's spectrum as kernel.forward() left it. A forward transform, the
+  /// pointwise product scaled by 1 / N and an inverse. Asynchronous, ordered after the kernel's
+  /// transform; std::invalid_argument for a kernel of another size or GPU, the object itself, or a
+  /// transposed signal (one cuFFT call has natural orders only).
+  void convolve(const Single& kernel, Order signal = Order::natural);
   void store(Complex* host);
   void wait();
   [[nodiscard]] const Shape& shape() const { return shape_; }
@@ -107,6 +119,7 @@ class Single {
   Complex* x_ = nullptr;
   Complex* y_ = nullptr;
   void* work_ = nullptr;
+  cudaEvent_t kernel_done_ = nullptr;  // convolve(): the kernel's transform, on this stream's terms
 };
 
 /// Multi-GPU raw CUDA: per-GPU buffers, cuFFT plans and streams; the transposes store each tile
@@ -120,6 +133,15 @@ class MultiCuda {
   void load(const Complex* host);
   void forward(Order in = Order::natural, Order out = Order::natural);
   void inverse(Order in = Order::natural, Order out = Order::natural);
+  /// Circular convolution in place: the signal loaded (in order `signal`) becomes y = signal (*)
+  /// kernel, y[j] = sum_i signal[i] kernel[(j - i) mod N], in the same order. `kernel`, a transform
+  /// of the same shape on the same GPUs in the same order, holds the kernel's spectrum as
+  /// kernel.forward(any order, Order::transposed) left it. A forward transform into the transposed
+  /// order, the pointwise product scaled by 1 / N and an inverse back: 2 all-to-alls each way for a
+  /// natural-order signal, 1 for a transposed one (3 each way through natural spectra).
+  /// Asynchronous, ordered after the kernel's transform; std::invalid_argument for a kernel of
+  /// another shape or other GPUs, or the object itself.
+  void convolve(const MultiCuda& kernel, Order signal = Order::natural);
   void store(Complex* host);
   void wait();
   [[nodiscard]] const Shape& shape() const { return shape_; }
@@ -144,6 +166,8 @@ class MultiCush {
   void load(const Complex* host);
   void forward(Order in = Order::natural, Order out = Order::natural);
   void inverse(Order in = Order::natural, Order out = Order::natural);
+  /// As MultiCuda::convolve.
+  void convolve(const MultiCush& kernel, Order signal = Order::natural);
   void store(Complex* host);
   void wait();
   [[nodiscard]] const Shape& shape() const;

@@ -68,11 +68,26 @@ void launch_transpose(const Complex* src, std::size_t rows, std::size_t cols, st
 }
 
 namespace {
+__global__ void multiply_kernel(Complex* __restrict__ x, const Complex* __restrict__ k, std::size_t n, float scale) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const Complex a = x[i], b = k[i];
+    x[i] = Complex{scale * (a.x * b.x - a.y * b.y), scale * (a.x * b.y + a.y * b.x)};
+  }
+}
+
 __global__ void twiddle_kernel(Twiddle tw, const std::size_t* r, const std::size_t* c, std::size_t count, Complex* out) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (k < count) out[k] = tw(Complex{1.0f, 0.0f}, r[k], c[k]);
 }
 }  // namespace
+
+void launch_multiply(Complex* x, const Complex* k, std::size_t n, float scale, cudaStream_t stream) {
+  if (n == 0) return;
+  const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, 65536);
+  multiply_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(x, k, n, scale);
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
 
 std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::size_t>& r, const std::vector<std::size_t>& c) {
   const std::size_t count = std::min(r.size(), c.size());

@@ -29,6 +29,10 @@ void launch_transpose(const Complex* src, std::size_t rows, std::size_t cols, st
                       std::size_t ncols, Complex* dst, std::size_t dst_pitch, std::size_t n, int sign,
                       cudaStream_t stream);
 
+/// x[i] = scale x[i] k[i] (complex) for i < n: a convolution's pointwise product of two spectra in
+/// the same order. Asynchronous on `stream`, on the current device.
+void launch_multiply(Complex* x, const Complex* k, std::size_t n, float scale, cudaStream_t stream);
+
 /// The twiddles exp(sign 2 pi i r[k] c[k] / n) as the transposes compute them (twiddle.cuh), on
 /// the current device (for the tests).
 std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::size_t>& r, const std::vector<std::size_t>& c);

@@ -138,6 +138,25 @@ void MultiCuda::run(const std::vector<Step>& steps) {
 void MultiCuda::forward(Order in, Order out) { run(program(shape_, Direction::forward, in, out)); }
 void MultiCuda::inverse(Order in, Order out) { run(program(shape_, Direction::inverse, in, out)); }
 
+void MultiCuda::convolve(const MultiCuda& kernel, Order signal) {
+  if (&kernel == this) throw std::invalid_argument("cases::fft::MultiCuda::convolve: the kernel must be another transform");
+  bool same = kernel.shape_.n == shape_.n && kernel.shape_.n1 == shape_.n1 && kernel.gpus_.size() == gpus_.size();
+  for (std::size_t g = 0; same && g < gpus_.size(); ++g) same = kernel.gpus_[g].device == gpus_[g].device;
+  if (!same)
+    throw std::invalid_argument("cases::fft::MultiCuda::convolve: the kernel is a transform of another shape or GPUs");
+  forward(signal, Order::transposed);
+  const std::size_t part = shape_.n / gpus_.size();
+  for (std::size_t g = 0; g < gpus_.size(); ++g) {  // each GPU: its part of both spectra, after the kernel's
+    Gpu& mine = gpus_[g];
+    CUSH_CUDA_CHECK(cudaSetDevice(mine.device));
+    CUSH_CUDA_CHECK(cudaEventRecord(mine.ready, kernel.gpus_[g].stream));
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(mine.stream, mine.ready, 0));
+    launch_multiply(mine.buf[current_], kernel.gpus_[g].buf[kernel.current_], part, 1.0f / static_cast<float>(shape_.n),
+                    mine.stream);
+  }
+  inverse(Order::transposed, signal);
+}
+
 void MultiCuda::wait() {
   for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamSynchronize(g.stream));
 }

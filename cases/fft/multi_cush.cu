@@ -2,6 +2,7 @@
 // the same streams takes each transpose; cush::transpose moves every tile straight to the GPU
 // that owns its place and applies the twiddle on the way; cuFFT runs the row FFTs on each segment.
 
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,19 @@ void MultiCush::load(const Complex* host) { s_->a.scatter(host); }
 void MultiCush::store(Complex* host) { s_->a.gather(host); }
 void MultiCush::forward(Order in, Order out) { s_->run(program(s_->shape, Direction::forward, in, out)); }
 void MultiCush::inverse(Order in, Order out) { s_->run(program(s_->shape, Direction::inverse, in, out)); }
+void MultiCush::convolve(const MultiCush& kernel, Order signal) {
+  if (&kernel == this) throw std::invalid_argument("cases::fft::MultiCush::convolve: the kernel must be another transform");
+  if (kernel.s_ == nullptr || kernel.s_->shape.n != s_->shape.n || kernel.s_->shape.n1 != s_->shape.n1 ||
+      !(kernel.s_->a.devices() == s_->a.devices()))
+    throw std::invalid_argument("cases::fft::MultiCush::convolve: the kernel is a transform of another shape or GPUs");
+  forward(signal, Order::transposed);
+  s_->a.after(kernel.s_->a);
+  s_->a.for_each([&](cush::Segment<Complex> s) {
+    launch_multiply(s.data(), kernel.s_->a.segment(s.pos()).data(), s.size(), 1.0f / static_cast<float>(s_->shape.n), s.stream());
+  });
+  inverse(Order::transposed, signal);
+}
+
 void MultiCush::wait() { s_->a.wait(); }
 const Shape& MultiCush::shape() const { return s_->shape; }
 

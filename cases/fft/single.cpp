@@ -22,6 +22,7 @@ Single::Single(std::size_t n, const Devices& gpus, Options options) {
   try {
     CUSH_CUDA_CHECK(cudaSetDevice(device_));
     CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&kernel_done_, cudaEventDisableTiming));
     CUSH_CUDA_CHECK(cudaMalloc(&x_, n * sizeof(Complex)));
     CUSH_CUDA_CHECK(cudaMalloc(&y_, n * sizeof(Complex)));
     cufftHandle h = 0;
@@ -48,6 +49,7 @@ void Single::release() {
   if (planned_) cufftDestroy(plan_);
   if (x_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(x_));
   if (y_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(y_));
+  if (kernel_done_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(kernel_done_));
   if (stream_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(stream_));
   device_ = -1;
 }
@@ -70,6 +72,19 @@ void Single::run(Order in, Order out, int direction) {
 
 void Single::forward(Order in, Order out) { run(in, out, CUFFT_FORWARD); }
 void Single::inverse(Order in, Order out) { run(in, out, CUFFT_INVERSE); }
+
+void Single::convolve(const Single& kernel, Order signal) {
+  if (&kernel == this) throw std::invalid_argument("cases::fft::Single::convolve: the kernel must be another transform");
+  if (kernel.shape_.n != shape_.n || kernel.device_ != device_)
+    throw std::invalid_argument("cases::fft::Single::convolve: the kernel is a transform of another size or GPU");
+  if (signal != Order::natural)
+    throw std::invalid_argument("cases::fft::Single::convolve: one cuFFT call has natural orders only");
+  forward();
+  CUSH_CUDA_CHECK(cudaEventRecord(kernel_done_, kernel.stream_));
+  CUSH_CUDA_CHECK(cudaStreamWaitEvent(stream_, kernel_done_, 0));
+  launch_multiply(x_, kernel.x_, shape_.n, 1.0f / static_cast<float>(shape_.n), stream_);
+  inverse();
+}
 
 void Single::wait() { CUSH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 

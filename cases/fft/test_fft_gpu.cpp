@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cush/cush.hpp"
@@ -123,6 +124,47 @@ void check_natural(const std::vector<Complex>& x, const std::vector<Complex>& X,
   EXPECT_LT(rel_l2(got, x, static_cast<double>(x.size())), kTolerance) << "inverse(forward(x))";
 }
 
+// The circular convolution y[j] = sum_i x[i] h[(j - i) mod N], in double on the host.
+std::vector<Complex> direct_convolution(const std::vector<Complex>& x, const std::vector<Complex>& h) {
+  const std::size_t n = x.size();
+  std::vector<Complex> y(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    double re = 0, im = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Complex a = x[i], b = h[(j + n - i) % n];
+      re += static_cast<double>(a.x) * b.x - static_cast<double>(a.y) * b.y;
+      im += static_cast<double>(a.x) * b.y + static_cast<double>(a.y) * b.x;
+    }
+    y[j] = Complex{static_cast<float>(re), static_cast<float>(im)};
+  }
+  return y;
+}
+
+// V's convolution of x with h, the signal loaded and stored in `order`, the result back in natural
+// order. The kernel's spectrum is not waited for: convolve() orders itself after it.
+template <class V>
+std::vector<Complex> convolved(const std::vector<Complex>& x, const std::vector<Complex>& h, const Devices& gpus,
+                               Order order) {
+  constexpr Order spectrum = std::is_same_v<V, fft::Single> ? Order::natural : Order::transposed;
+  V k(x.size(), gpus);
+  k.load(h.data());
+  k.forward(Order::natural, spectrum);
+  V v(x.size(), gpus);
+  const fft::Shape& s = v.shape();
+  const std::vector<Complex> x_in = fft::arrange(s, Domain::time, order, x);
+  std::vector<Complex> got(x.size());
+  v.load(x_in.data());
+  v.convolve(k, order);
+  v.store(got.data());
+  v.wait();
+  k.wait();
+  std::vector<Complex> y(x.size());
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = got[fft::position(s, Domain::time, order, i)];
+  return y;
+}
+
+constexpr double kConvolutionTolerance = 2e-6;  // relative L2: two transforms, each within kTolerance
+
 bool xt_takes(int k, std::size_t n) { return (k == 2 || k == 4 || k == 8) && n >= (k == 8 ? 128U : 64U); }
 
 class Fft : public ::testing::TestWithParam<int> {};  // log2 N
@@ -211,6 +253,73 @@ TEST(FftGpu, ManyForwardTransformsOfOneObjectAsTheBenchmarkRuns) {
     v.store(got.data());
     v.wait();
     EXPECT_LT(rel_l2(got, X), kTolerance);
+  }
+}
+
+// Circular convolution (a forward transform into the transposed order, the pointwise product, the
+// inverse back) against the direct sum in double: one cuFFT call, and raw and cush on every GPU
+// count, with the signal in natural and in transposed order.
+TEST(FftConvolution, MatchesTheDirectSum) {
+  CUSH_REQUIRE_GPUS(1);
+  for (int e : {10, 11, 12}) {
+    const std::size_t n = std::size_t{1} << e;
+    const std::vector<Complex> x = random_signal(n, static_cast<unsigned>(200 + e)), h = random_signal(n, 300U + e);
+    const std::vector<Complex> want = direct_convolution(x, h);
+    SCOPED_TRACE("N = 2^" + std::to_string(e));
+    EXPECT_LT(rel_l2(convolved<fft::Single>(x, h, Devices::first(1), Order::natural), want), kConvolutionTolerance)
+        << "single";
+    for (int k : gpu_counts())
+      for (Order order : {Order::natural, Order::transposed}) {
+        SCOPED_TRACE(std::to_string(k) + " GPUs, the signal in " + name(order) + " order");
+        EXPECT_LT(rel_l2(convolved<fft::MultiCuda>(x, h, devices(k, e % 2 == 1), order), want), kConvolutionTolerance) << "raw";
+        EXPECT_LT(rel_l2(convolved<fft::MultiCush>(x, h, devices(k, e % 2 == 0), order), want), kConvolutionTolerance) << "cush";
+      }
+  }
+}
+
+// At sizes beyond the direct sum: raw and cush against one cuFFT call's convolution.
+TEST(FftConvolution, MatchesOneGpuAtLargerSizes) {
+  CUSH_REQUIRE_GPUS(1);
+  for (int e : {16, 21}) {
+    const std::size_t n = std::size_t{1} << e;
+    const std::vector<Complex> x = random_signal(n, static_cast<unsigned>(400 + e)), h = random_signal(n, 500U + e);
+    const std::vector<Complex> want = convolved<fft::Single>(x, h, Devices::first(1), Order::natural);
+    for (int k : gpu_counts())
+      for (Order order : {Order::natural, Order::transposed}) {
+        SCOPED_TRACE("N = 2^" + std::to_string(e) + " on " + std::to_string(k) + " GPUs, the signal in " + name(order) + " order");
+        EXPECT_LT(rel_l2(convolved<fft::MultiCuda>(x, h, devices(k, true), order), want), kConvolutionTolerance) << "raw";
+        EXPECT_LT(rel_l2(convolved<fft::MultiCush>(x, h, devices(k, false), order), want), kConvolutionTolerance) << "cush";
+      }
+  }
+}
+
+// A kernel of another size, split or GPUs, or the transform itself, is refused before any work.
+TEST(FftConvolution, BadKernelsAreRejected) {
+  CUSH_REQUIRE_GPUS(1);
+  const Devices one = Devices::first(1);
+  fft::Single single(1024, one), single_other(2048, one), single_kernel(1024, one);
+  EXPECT_THROW(single.convolve(single), std::invalid_argument);
+  EXPECT_THROW(single.convolve(single_other), std::invalid_argument);
+  EXPECT_THROW(single.convolve(single_kernel, Order::transposed), std::invalid_argument);
+  fft::MultiCush cush(1024, one), cush_other(2048, one), cush_split(1024, one, fft::Options{64});
+  EXPECT_THROW(cush.convolve(cush), std::invalid_argument);
+  EXPECT_THROW(cush.convolve(cush_other), std::invalid_argument);
+  EXPECT_THROW(cush.convolve(cush_split), std::invalid_argument);
+  fft::MultiCuda raw(1024, one), raw_other(2048, one), raw_split(1024, one, fft::Options{64});
+  EXPECT_THROW(raw.convolve(raw), std::invalid_argument);
+  EXPECT_THROW(raw.convolve(raw_other), std::invalid_argument);
+  EXPECT_THROW(raw.convolve(raw_split), std::invalid_argument);
+  if (cush::DeviceSet::available() >= 2) {
+    const Devices two = Devices::first(2), swapped = Devices::of({1, 0});
+    fft::MultiCush cush2(1024, two), cush2_swapped(1024, swapped);
+    EXPECT_THROW(cush2.convolve(cush2_swapped), std::invalid_argument);
+    fft::MultiCuda raw2(1024, two), raw2_swapped(1024, swapped);
+    if (cush::physical_device(0) != cush::physical_device(1))
+      EXPECT_THROW(raw2.convolve(raw2_swapped), std::invalid_argument);
+    else  // virtual GPUs on one: the raw variant knows CUDA devices only, and every part is on that one
+      EXPECT_NO_THROW(raw2.convolve(raw2_swapped));
+    fft::MultiCush cush_on_one(1024, one);
+    EXPECT_THROW(cush2.convolve(cush_on_one), std::invalid_argument);
   }
 }
 
