@@ -7,6 +7,10 @@
 //   case/fft_<mode>/<variant>/<g>vgpu/<e>       g virtual GPUs on one GPU (only when the process runs
 //                                               with CUSH_VIRTUAL_GPUS): the same algorithmic work as
 //                                               g GPUs, on one GPU's memory; not a multi-GPU speed
+//   case/fft_conv_<order>/<variant>/<g>gpu/<e>  a circular convolution (convolve(): forward, product,
+//                                               inverse) of a signal kept in <order> (natural,
+//                                               transposed) with a kernel spectrum made once; the
+//                                               kernel is a unit impulse, so the data stays bounded
 //   part/fft/<piece>/1gpu/<e>                   the pieces of the cush variant on one GPU:
 //                                               rows_n1, rows_n2 (the two batched cuFFT stages),
 //                                               transpose, transpose_twiddle (cush::transpose, N points),
@@ -126,6 +130,66 @@ void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mod
   state.counters["gpus"] = gpus.count();
 }
 
+// A variant and its kernel's spectrum, kept across the calls of one convolution row.
+template <class V>
+struct Convolving {
+  std::unique_ptr<V> v, kernel;
+};
+
+template <class V>
+void convolutions(benchmark::State& state, std::size_t n, cases::Devices gpus, Order signal) {
+  constexpr Order spectrum = std::is_same_v<V, fft::Single> ? Order::natural : Order::transposed;
+  const std::string key = std::string("convolve ") + typeid(V).name() + " " + std::to_string(n) + " " +
+                          std::to_string(gpus.count()) + " " + std::to_string(static_cast<int>(signal));
+  Convolving<V>* kept = cush_bench::kept<Convolving<V>>(key, [&]() -> std::unique_ptr<Convolving<V>> {
+    if (!fits(n, gpus, 2 * buffers<V>())) return nullptr;
+    auto made = std::make_unique<Convolving<V>>();
+    made->v = std::make_unique<V>(n, gpus);
+    made->kernel = std::make_unique<V>(n, gpus);
+    std::vector<fft::Complex> x(n, fft::Complex{0.0f, 0.0f});
+    x[0] = fft::Complex{1.0f, 0.0f};  // the unit impulse: a spectrum of ones
+    made->kernel->load(x.data());
+    made->kernel->forward(Order::natural, spectrum);
+    for (std::size_t i = 0; i < n; ++i) x[i] = fft::Complex{static_cast<float>(i % 7), 0.5f};
+    made->v->load(x.data());
+    made->v->wait();  // load() reads x after it returns
+    made->kernel->wait();
+    return made;
+  });
+  if (kept == nullptr) {
+    state.SkipWithError("skipped: the buffers do not fit the GPUs' free memory");
+    return;
+  }
+  V& v = *kept->v;
+  v.convolve(*kept->kernel, signal);  // warm-up
+  v.wait();
+  cush_bench::WallTimer timer;
+  double seconds = 0;
+  for (auto _ : state) {
+    timer.start();
+    v.convolve(*kept->kernel, signal);
+    v.wait();
+    const double s = timer.stop();
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  state.counters["GFLOP/s"] = 2 * fft::flops(n) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["gpus"] = gpus.count();
+}
+
+void add_convolutions(std::size_t n, int g) {
+  const std::string tail = "/" + std::to_string(g) + "gpu/" + std::to_string(std::bit_width(n) - 1);
+  const cases::Devices gpus = cases::Devices::first(g);
+  if (g == 1)
+    cush_bench::add_timed("case/fft_conv_natural/single" + tail,
+                          [=](benchmark::State& s) { convolutions<fft::Single>(s, n, gpus, Order::natural); }, true);
+  for (const Order o : {Order::natural, Order::transposed}) {
+    const std::string base = std::string("case/fft_conv_") + (o == Order::natural ? "natural" : "transposed");
+    cush_bench::add_timed(base + "/multi_cuda" + tail, [=](benchmark::State& s) { convolutions<fft::MultiCuda>(s, n, gpus, o); }, true);
+    cush_bench::add_timed(base + "/multi_cush" + tail, [=](benchmark::State& s) { convolutions<fft::MultiCush>(s, n, gpus, o); }, true);
+  }
+}
+
 void add(const std::string& family, const Mode& m, std::size_t n, int g, const std::string& on, bool e2e) {
   const std::string base = "case/" + family + "_" + m.name;
   // The row's size is log2 N, for the weak series log2 of the points per GPU (the report reads it so).
@@ -154,6 +218,8 @@ void register_fft() {
         add("fft_weak", m, (std::size_t{1} << e) * static_cast<std::size_t>(g), g, std::to_string(g) + "gpu", false);
     for (int e : {24, 26, 28}) add("fft_e2e", m, std::size_t{1} << e, 1, "1gpu", true);
   }
+  for (int e : {20, 24, 26, 28, 30})
+    for (int g = 1; g <= available; g *= 2) add_convolutions(std::size_t{1} << e, g);
   // Virtual GPUs: the process's logical devices on GPU 0 (see the top of the file).
   if (cush::virtual_gpus_active())
     for (const Mode& m : kModes)
