@@ -69,13 +69,14 @@ struct Ring {
   static constexpr int kValues = tw::StepReads<R>::kValues;
   double* ring;
   int lane, lanes;
-  __device__ __forceinline__ const double* slot(int t) const { return ring + (t % K) * kValues * lanes + lane; }
+  /// Where step t's values for this thread's lane start (value i at slot(t)[i lanes]).
+  __device__ __forceinline__ double* slot(int t) const { return ring + (t % K) * kValues * lanes + lane; }
   /// Starts the copies of step t's reads (none past the last step) and commits them as a group;
   /// a thread calls it once a step, after the last use of the slot's values it overwrites.
   __device__ __forceinline__ void request(int t, int steps, int bx, int by, tw::Block b, const double* even,
                                           const double* odd, int z) const {
     if (t < steps) {
-      double* const to = ring + (t % K) * kValues * lanes + lane;
+      double* const to = slot(t);
       tw::step_reads<R>(t, steps, bx, by, b, even, odd, z, [&](int i, const double* from) {
         if (from)
           __pipeline_memcpy_async(to + i * lanes, from, sizeof(double));
