@@ -190,6 +190,37 @@ TEST(FftProgram, AWrongTwiddleIsCaught) {
   EXPECT_GT(rel_l2(a, X), 0.1);
 }
 
+// What convolve() does, on the host: the forward program into the transposed order, the pointwise
+// product with the kernel's spectrum in the same order (scaled by 1 / N), the inverse program
+// back, for a signal in either order, equals the direct circular sum; the product of spectra in
+// different orders does not (so the orders matter and the check can fail).
+TEST(FftProgram, ConvolutionThroughTransposedSpectraIsTheDirectSum) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (std::size_t n : {8U, 32U, 128U, 512U})
+    for (std::size_t n1 : {std::size_t{0}, std::size_t{2}, n / 2}) {
+      const fft::Shape s = fft::shape(n, 1, n1);
+      std::vector<C> x(n), h(n), want(n);
+      for (C& v : x) v = C(u(rng), u(rng));
+      for (C& v : h) v = C(u(rng), u(rng));
+      for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t i = 0; i < n; ++i) want[j] += x[i] * h[(j + n - i) % n];
+      const std::vector<C> kernel = run_program(s, Direction::forward, Order::natural, Order::transposed, h);
+      const std::vector<C> natural_kernel = run_program(s, Direction::forward, Order::natural, Order::natural, h);
+      for (Order order : {Order::natural, Order::transposed}) {
+        SCOPED_TRACE("N = " + std::to_string(n) + " = " + std::to_string(s.n1) + " x " + std::to_string(s.n2) +
+                     (order == Order::natural ? ", natural signal" : ", transposed signal"));
+        const auto convolve = [&](const std::vector<C>& spectrum) {
+          std::vector<C> y = run_program(s, Direction::forward, order, Order::transposed, arranged(s, Domain::time, order, x));
+          for (std::size_t i = 0; i < n; ++i) y[i] *= spectrum[i] / static_cast<double>(n);
+          return run_program(s, Direction::inverse, Order::transposed, order, y);
+        };
+        EXPECT_LT(rel_l2(convolve(kernel), arranged(s, Domain::time, order, want)), 1e-12);
+        EXPECT_GT(rel_l2(convolve(natural_kernel), arranged(s, Domain::time, order, want)), 0.1);
+      }
+    }
+}
+
 TEST(FftFlops, FiveNLogN) { EXPECT_DOUBLE_EQ(fft::flops(1024), 5.0 * 1024 * 10); }
 
 }  // namespace
