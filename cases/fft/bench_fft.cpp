@@ -150,10 +150,10 @@ void convolutions(benchmark::State& state, std::size_t n, cases::Devices gpus, O
     x[0] = fft::Complex{1.0f, 0.0f};  // the unit impulse: a spectrum of ones
     made->kernel->load(x.data());
     made->kernel->forward(Order::natural, spectrum);
+    made->kernel->wait();  // load() reads x after it returns: done before x changes
     for (std::size_t i = 0; i < n; ++i) x[i] = fft::Complex{static_cast<float>(i % 7), 0.5f};
     made->v->load(x.data());
-    made->v->wait();  // load() reads x after it returns
-    made->kernel->wait();
+    made->v->wait();
     return made;
   });
   if (kept == nullptr) {
