@@ -33,7 +33,8 @@ constexpr long kHalo = 4;
 int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 1024;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 10;
-  const adv::Coefficients c = adv::kernel_coefficients(adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9}));
+  const auto a = adv::coefficients({1.0, 0.7, 0.4}, {0.9, 0.9, 0.9});
+  const adv::Coefficients full = adv::kernel_coefficients(a), split = adv::kernel_coefficients(a, true);
   const long pitch = static_cast<long>(cases::padded_pitch(static_cast<std::size_t>(n), kHalo));
   const adv::Box box{kHalo, kHalo, kHalo, n, n, n, pitch, n + 2 * kHalo};
   const long cells = pitch * (n + 2 * kHalo) * (n + 2 * kHalo);
@@ -64,8 +65,10 @@ int main(int argc, char** argv) {
   std::printf("copy %.0f GB/s: R1 = %.1f G updates/s; FP64 FMA %.0f G/s: F/27 = %.1f G updates/s\n\n", copy_gbs, r1,
               gfmas, f27);
   std::printf("| kernel | T | ms per launch | G updates/s | x R1 | x F/27 | differing cells |\n|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const bool factorized : {false, true})
   for (long t = 1; t <= 4; ++t) {
-    // The reference: t one-step launches on boxes shrinking by a cell a step.
+    const adv::Coefficients& c = factorized ? split : full;
+    // The reference: t one-step launches on boxes shrinking by a cell a step, in the same form.
     const double* from = in;
     for (long s = 0; s < t; ++s) {
       double* to = s + 1 == t ? reference : buffers[2 + s % 2];
@@ -83,8 +86,46 @@ int main(int argc, char** argv) {
                   differing);
       std::fflush(stdout);
     };
-    report("launch_stencil_steps (the case's choice)",
+    report(factorized ? "factorized: launch_stencil_steps (the case's choice)" : "launch_stencil_steps (the case's choice)",
            [&] { adv::launch_stencil_steps(in, out, box, c, static_cast<std::size_t>(t), nullptr); });
+    if (factorized) {
+      // The factorized form's shapes (registers: 2 R a strip and stage, and 9 weights).
+      // "S s": s input slots (3 by default); "threads n": n threads (default X * Y).
+      auto split_shapes = [&]<int T>() {
+        using adv::Factorized;
+        using adv::StepsConfig;
+        auto run = [&]<class C>(const char* name) {
+          report(name, [&] { adv::launch_stencil_steps_tiles<Factorized<C>>(in, out, box, c, nullptr); });
+        };
+        if constexpr (T == 1) {
+          run.template operator()<StepsConfig<64, 4, 4, 1>>("factorized 64x4 R4");
+          run.template operator()<StepsConfig<64, 4, 4, 1, 4>>("factorized 64x4 R4 S4");
+          run.template operator()<StepsConfig<128, 2, 4, 1, 4>>("factorized 128x2 R4 S4");
+          run.template operator()<StepsConfig<64, 2, 8, 1, 4>>("factorized 64x2 R8 S4");
+        } else {
+          run.template operator()<StepsConfig<32, 4, 4, T>>("factorized 32x4 R4");
+          run.template operator()<StepsConfig<64, 4, 4, T, 4>>("factorized 64x4 R4 S4");
+          run.template operator()<StepsConfig<32, 4, 8, T>>("factorized 32x4 R8");
+          run.template operator()<StepsConfig<32, 4, 8, T, 4>>("factorized 32x4 R8 S4");
+          run.template operator()<StepsConfig<32, 4, 8, T, 3, 1, 1, 192>>("factorized 32x4 R8 threads 192");
+          run.template operator()<StepsConfig<32, 4, 8, T, 4, 1, 1, 192>>("factorized 32x4 R8 S4 threads 192");
+          run.template operator()<StepsConfig<32, 4, 8, T, 4, 2, 1, 192>>("factorized 32x4 R8 S4 threads 192 min 2");
+          run.template operator()<StepsConfig<32, 8, 4, T, 4>>("factorized 32x8 R4 S4");
+          run.template operator()<StepsConfig<32, 8, 4, T, 4, 1, 1, 320>>("factorized 32x8 R4 S4 threads 320");
+          if constexpr (T < 4) {
+            run.template operator()<StepsConfig<64, 4, 8, T, 4>>("factorized 64x4 R8 S4");
+            run.template operator()<StepsConfig<64, 4, 8, T, 4, 1, 1, 352>>("factorized 64x4 R8 S4 threads 352");
+            run.template operator()<StepsConfig<64, 2, 8, T, 4>>("factorized 64x2 R8 S4");
+          }
+          report("factorized skewed 32x4 R4", [&] { adv::launch_stencil_skewed_tiles<Factorized<StepsConfig<32, 4, 4, T>>>(in, out, box, c, nullptr); });
+        }
+      };
+      if (t == 1) split_shapes.template operator()<1>();
+      if (t == 2) split_shapes.template operator()<2>();
+      if (t == 3) split_shapes.template operator()<3>();
+      if (t == 4) split_shapes.template operator()<4>();
+      continue;
+    }
     if (t == 1) continue;
     // Shapes: X x Y threads, R rows a strip; "min b": at least b blocks an SM (registers capped);
     // "unroll u": the plane loop unrolled u times; "skewed": one barrier a plane.

@@ -50,6 +50,13 @@ struct Grid {
 /// std::invalid_argument if a Courant number c nu exceeds 1 in magnitude (unstable).
 std::array<double, 27> coefficients(Velocity c, std::array<double, 3> nu);
 
+/// The per-axis weights whose products are `a` (a_ijk = wx[i] wy[j] wz[k]; returned as wx, wy, wz,
+/// offsets -1, 0, +1), for the factorized form of the stencil (Options::factorized): the sums of
+/// `a` over the other two axes, scaled so that their product is `a`. Throws
+/// std::invalid_argument if `a` is not such a product (to 1e-13 of its largest coefficient) or
+/// sums to 0.
+std::array<double, 9> axis_weights(const std::array<double, 27>& a);
+
 /// The initial field: a smooth periodic function on the unit cube,
 /// sin(2 pi x) cos(2 pi y) sin(2 pi z) + 1 / 2.
 double initial(double x, double y, double z);
@@ -94,7 +101,20 @@ struct Options {
   /// launch per cycle (the last cycle of a run may be shorter); bulk or overlapped. The raw
   /// variant needs `steps` z planes per GPU; cush needs depth 1.
   std::size_t steps = 1;
+  /// Evaluate the stencil as three 3-point passes, one per axis (axis_weights(); 9 FMAs an update
+  /// instead of 27), in every kernel: one-step, fused and thin. The variants still agree bit for
+  /// bit with each other and fused launches with one-step ones; against the 27-term chain the
+  /// rounding differs (within 1e-12 after 100 steps, the tests). The coefficients must be a
+  /// product of per-axis weights, as coefficients() makes them (std::invalid_argument otherwise).
+  bool factorized = false;
 };
+
+/// `a`, once checked that the options can take it (a factorized stencil needs axis_weights(a));
+/// std::invalid_argument otherwise. Every variant's constructor checks so, before any work.
+inline const std::array<double, 27>& checked_coefficients(const std::array<double, 27>& a, const Options& o) {
+  if (o.factorized) (void)axis_weights(a);
+  return a;
+}
 
 /// Single-GPU CUDA reference on gpus.cuda[0]: one ghost layer, the periodic halo filled on the GPU
 /// before every step (seed 000 §2.3.5); with options.steps = T, T ghost layers filled before
@@ -113,6 +133,7 @@ class Single {
  private:
   Grid g_;
   std::array<double, 27> a_;
+  bool factorized_;
   std::size_t h_;  // ghost layers: the steps a launch fuses
   int device_;
   cudaStream_t stream_ = nullptr;

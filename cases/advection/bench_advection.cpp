@@ -14,6 +14,9 @@
 //                                                one-step kernel
 //   temporal/advection_overlap/<T>/<variant>/<g>gpu/<n>  raw and cush, T steps fused per exchange of T
 //                                                layers, the interior overlapping the exchange
+//   temporal/advection_factorized/<T>/single/1gpu/<n>, temporal/advection_factorized_overlap/<T>/...
+//                                                the same with Options::factorized (three 3-point
+//                                                passes an update instead of 27 terms)
 // The same run's roof/fp64_fma and roof/copy rows (bench/roofs.hpp) give the ceilings.
 // Counters: GF (seed 000's 53 flops per point update), Gpts/s (point updates), GB/s (16 bytes
 // per point update: one read and one write, the roofline's count). Environment:
@@ -124,17 +127,22 @@ void register_advection() {
   for (std::size_t n : {512U, 1024U}) {
     if (n > max_n()) continue;
     const adv::Grid cube{n, n, n};
+    for (const bool factorized : {false, true})
     for (std::size_t t = 1; t <= adv::kMaxFusedSteps; ++t) {
+      const std::string kind = factorized ? "temporal/advection_factorized" : "temporal/advection";
       const std::string fused = "/" + std::to_string(t);
       const std::string size = "/" + std::to_string(n);
-      cush_bench::add_timed("temporal/advection" + fused + "/single/1gpu" + size,
-                            [cube, t](benchmark::State& s) { steps<adv::Single>(s, cube, 1, {adv::Schedule::bulk, 1, t}); });
+      adv::Options one{adv::Schedule::bulk, 1, t};
+      one.factorized = factorized;
+      cush_bench::add_timed(kind + fused + "/single/1gpu" + size,
+                            [cube, one](benchmark::State& s) { steps<adv::Single>(s, cube, 1, one); });
       for (int g = 1; g <= available; ++g) {
         const std::string on = "/" + std::to_string(g) + "gpu" + size;
-        const adv::Options o{adv::Schedule::overlap, 1, t};
-        cush_bench::add_timed("temporal/advection_overlap" + fused + "/multi_cuda" + on,
+        adv::Options o{adv::Schedule::overlap, 1, t};
+        o.factorized = factorized;
+        cush_bench::add_timed(kind + "_overlap" + fused + "/multi_cuda" + on,
                               [cube, g, o](benchmark::State& s) { steps<adv::MultiCuda>(s, cube, g, o); });
-        cush_bench::add_timed("temporal/advection_overlap" + fused + "/multi_cush" + on,
+        cush_bench::add_timed(kind + "_overlap" + fused + "/multi_cush" + on,
                               [cube, g, o](benchmark::State& s) { steps<adv::MultiCush>(s, cube, g, o); });
       }
     }

@@ -1,6 +1,7 @@
 // Case "advection": the host part shared by every variant: the Lax-Wendroff coefficients, the
 // exact solution and the host reference step.
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -34,6 +35,33 @@ std::array<double, 27> coefficients(Velocity c, std::array<double, 3> nu) {
     for (int j = 0; j < 3; ++j)
       for (int i = 0; i < 3; ++i) a[i + 3 * j + 9 * k] = wx[i] * wy[j] * wz[k];
   return a;
+}
+
+std::array<double, 9> axis_weights(const std::array<double, 27>& a) {
+  std::array<double, 9> m{};  // the sums over the other two axes: wx[i] Sy Sz, and so on
+  double sum = 0, largest = 0;
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i) {
+        const double v = a[i + 3 * j + 9 * k];
+        m[i] += v;
+        m[3 + j] += v;
+        m[6 + k] += v;
+        sum += v;
+        largest = std::max(largest, std::fabs(v));
+      }
+  if (!(std::fabs(sum) > 1e-12 * largest))
+    throw std::invalid_argument("cases::advection::axis_weights: the coefficients sum to 0; no per-axis weights found");
+  std::array<double, 9> w = m;
+  for (int q = 0; q < 6; ++q) w[q] /= sum;  // (wx Sx)(wy Sy)(wz Sz) / S^2 = a, with S = Sx Sy Sz
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i)
+        if (!(std::fabs(w[i] * w[3 + j] * w[6 + k] - a[i + 3 * j + 9 * k]) <= 1e-13 * largest))
+          throw std::invalid_argument("cases::advection::axis_weights: coefficient (" + std::to_string(i - 1) + ", " +
+                                      std::to_string(j - 1) + ", " + std::to_string(k - 1) +
+                                      ") is not a product of per-axis weights; the stencil cannot be factorized");
+  return w;
 }
 
 double initial(double x, double y, double z) {

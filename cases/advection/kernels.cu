@@ -26,6 +26,21 @@ __global__ void thin_stencil_kernel(const double* __restrict__ in, double* __res
     const unsigned x = t % static_cast<unsigned>(box.nx), r = t / static_cast<unsigned>(box.nx);
     const unsigned y = r % static_cast<unsigned>(box.ny), z = r / static_cast<unsigned>(box.ny);
     const long at = (box.z0 + z) * sz + (box.y0 + y) * box.pitch_x + box.x0 + x;
+    if (c.factorized) {  // push_split_strip's order: x passes, y passes, the z pass
+      double sy[3];
+#pragma unroll
+      for (int k = 0; k < 3; ++k) {
+        double sx[3];
+#pragma unroll
+        for (int j = 0; j < 3; ++j) {
+          const double* row = in + at + (k - 1) * sz + (j - 1) * box.pitch_x;
+          sx[j] = split_pass(c.w, __ldg(row - 1), __ldg(row), __ldg(row + 1));
+        }
+        sy[k] = split_pass(c.w + 3, sx[0], sx[1], sx[2]);
+      }
+      out[at] = split_pass(c.w + 6, sy[0], sy[1], sy[2]);
+      continue;
+    }
     double sum = 0;
 #pragma unroll
     for (int q = 0; q < 27; ++q)
@@ -47,7 +62,13 @@ void launch_stencil(const double* in, double* out, const Box& box, const Coeffic
     return;
   }
   const auto filled = [&](long width) { return static_cast<double>(box.nx) / static_cast<double>((box.nx + width - 1) / width * width); };
-  if (box.nx >= 512 && filled(kWideStencilConfig::kX) >= filled(kStencilConfig::kX) - 0.01) {
+  const bool wide = box.nx >= 512 && filled(kWideStencilConfig::kX) >= filled(kStencilConfig::kX) - 0.01;
+  if (c.factorized) {
+    if (wide)
+      launch_stencil_steps_tiles<kSplitWideConfig>(in, out, box, c, stream);
+    else
+      launch_stencil_steps_tiles<kSplitConfig>(in, out, box, c, stream);
+  } else if (wide) {
     launch_stencil_tiles<kWideStencilConfig>(in, out, box, c, stream);
   } else {
     launch_stencil_tiles<kStencilConfig>(in, out, box, c, stream);
@@ -74,6 +95,15 @@ void launch_fused(const double* in, double* out, const Box& box, const Coefficie
 
 void launch_stencil_steps(const double* in, double* out, const Box& box, const Coefficients& c, std::size_t steps,
                           cudaStream_t stream, FusedSchedule schedule) {
+  if (c.factorized) {
+    switch (checked_fused_steps(steps)) {
+      case 1: launch_stencil(in, out, box, c, stream); return;
+      case 2: launch_fused<kSplitSteps2Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
+      case 3: launch_fused<kSplitSteps3Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
+      case 4: launch_fused<kSplitSteps4Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
+      default: return;  // (checked)
+    }
+  }
   switch (checked_fused_steps(steps)) {
     case 1: launch_stencil(in, out, box, c, stream); return;
     case 2: launch_fused<kSteps2Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;

@@ -6,21 +6,31 @@
 #include <array>
 #include <cstddef>
 
+#include "advection.hpp"
 #include "cush/field.hpp"
 #include "padded_grid.hpp"
 
 namespace cases {
 namespace advection {
 
-/// The 27 coefficients, passed to the kernel by value (index as in coefficients()).
+/// The stencil as the kernels take it, by value: the 27 coefficients (index as in
+/// coefficients()) and, for the factorized form, the per-axis weights (axis_weights()).
 struct Coefficients {
   double a[27];
+  double w[9];              ///< x, y, z weights for the offsets -1, 0, +1 (factorized only)
+  bool factorized = false;  ///< every kernel evaluates three 3-point passes instead of 27 terms
 };
 
-/// Copies coefficients() into the kernel's argument.
-inline Coefficients kernel_coefficients(const std::array<double, 27>& a) {
+/// The kernels' argument for coefficients `a` (coefficients()); with `factorized`, also their
+/// per-axis weights (std::invalid_argument if `a` is not a product of such weights).
+inline Coefficients kernel_coefficients(const std::array<double, 27>& a, bool factorized = false) {
   Coefficients c{};
   for (std::size_t q = 0; q < 27; ++q) c.a[q] = a[q];
+  if (factorized) {
+    const std::array<double, 9> w = axis_weights(a);
+    for (std::size_t q = 0; q < 9; ++q) c.w[q] = w[q];
+    c.factorized = true;
+  }
   return c;
 }
 

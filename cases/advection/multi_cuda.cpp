@@ -20,7 +20,7 @@ namespace cases {
 namespace advection {
 
 MultiCuda::MultiCuda(Grid g, const std::array<double, 27>& a, const Devices& devices, Options options)
-    : g_(g), a_(a), ids_(devices.cuda), gpus_(devices.count()), options_(options), h_(checked_fused_steps(options.steps)),
+    : g_(g), a_(checked_coefficients(a, options)), ids_(devices.cuda), gpus_(devices.count()), options_(options), h_(checked_fused_steps(options.steps)),
       planes_(gpus_), first_plane_(gpus_), compute_(gpus_), comm_(gpus_), ready_(gpus_), sent_(gpus_), u_(gpus_), v_(gpus_) {
   const int gpus = gpus_;
   if (g.nz < static_cast<std::size_t>(gpus) * h_)
@@ -72,7 +72,7 @@ void MultiCuda::upload(const double* in) {
 
 void MultiCuda::step(std::size_t fused) {
   const std::size_t h = h_, plane = padded_pitch(g_.nx, h) * (g_.ny + 2 * h);
-  const Coefficients c = kernel_coefficients(a_);
+  const Coefficients c = kernel_coefficients(a_, options_.factorized);
   auto box = [&](std::size_t z0, std::size_t nz) {  // stored planes [z0, z0 + nz)
     return Box{static_cast<long>(h), static_cast<long>(h), static_cast<long>(z0), static_cast<long>(g_.nx),
                static_cast<long>(g_.ny), static_cast<long>(nz), static_cast<long>(padded_pitch(g_.nx, h)),

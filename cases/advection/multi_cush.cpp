@@ -29,7 +29,7 @@ cush::GridOptions grid_options(Options o, int gpus) {
 
 MultiCush::MultiCush(Grid g, const std::array<double, 27>& a, const Devices& gpus, Options options)
     : g_(g),
-      a_(a),
+      a_(checked_coefficients(a, options)),
       options_(options),
       u_(cush::DeviceSet(gpus.cush), {g.nx, g.ny, g.nz}, 3, grid_options(options, gpus.count())),
       v_(cush::Field<double>::alike(u_)) {}
@@ -37,7 +37,7 @@ MultiCush::MultiCush(Grid g, const std::array<double, 27>& a, const Devices& gpu
 void MultiCush::upload(const double* in) { current().scatter(in); }
 
 void MultiCush::run(std::size_t steps) {
-  const Coefficients c = kernel_coefficients(a_);
+  const Coefficients c = kernel_coefficients(a_, options_.factorized);
   const cush::CycleOptions cycle{.radius = 1,
                                  .length = options_.depth * options_.steps,
                                  .fused = options_.steps > 1,

@@ -32,7 +32,7 @@ void check_nccl(ncclResult_t rc, const char* call) {
 }  // namespace
 
 RankCuda::RankCuda(MPI_Comm comm, int device, Grid g, const std::array<double, 27>& a, Options options)
-    : comm_(comm), device_(device), g_(g), a_(a), options_(options) {
+    : comm_(comm), device_(device), g_(g), a_(checked_coefficients(a, options)), options_(options) {
   if (options.steps != 1)
     throw std::invalid_argument("cases::advection::RankCuda: one step per exchange (options.steps 1), not " +
                                 std::to_string(options.steps));
@@ -88,7 +88,7 @@ void RankCuda::upload(const double* in) {
 
 void RankCuda::step() {
   const std::size_t plane = padded_pitch(g_.nx) * (g_.ny + 2);
-  const Coefficients c = kernel_coefficients(a_);
+  const Coefficients c = kernel_coefficients(a_, options_.factorized);
   auto box = [&](std::size_t z0, std::size_t nz) {
     return Box{1, 1, static_cast<long>(z0), static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(nz),
                static_cast<long>(padded_pitch(g_.nx)), static_cast<long>(g_.ny + 2)};

@@ -27,7 +27,7 @@ cush::GridOptions grid_options(Options o, std::size_t gpus) {
 
 RankCush::RankCush(const cush::ProcessGroup& group, Grid g, const std::array<double, 27>& a, Options options,
                    cush::RankTransport transport)
-    : a_(a),
+    : a_(checked_coefficients(a, options)),
       options_(options),
       u_(group, {g.nx, g.ny, g.nz}, 3, grid_options(options, group.devices().size()), 1, transport),
       v_(cush::RankField<double>::alike(u_)) {}
@@ -35,7 +35,7 @@ RankCush::RankCush(const cush::ProcessGroup& group, Grid g, const std::array<dou
 void RankCush::upload(const double* in) { current().scatter(in, 0); }
 
 void RankCush::run(std::size_t steps) {
-  const Coefficients c = kernel_coefficients(a_);
+  const Coefficients c = kernel_coefficients(a_, options_.factorized);
   const cush::CycleOptions cycle{.radius = 1,
                                  .length = options_.depth * options_.steps,
                                  .fused = options_.steps > 1,

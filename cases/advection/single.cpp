@@ -15,7 +15,8 @@ namespace cases {
 namespace advection {
 
 Single::Single(Grid g, const std::array<double, 27>& a, const Devices& gpus, Options options)
-    : g_(g), a_(a), h_(checked_fused_steps(options.steps)), device_(gpus.cuda.at(0)) {
+    : g_(g), a_(checked_coefficients(a, options)), factorized_(options.factorized), h_(checked_fused_steps(options.steps)),
+      device_(gpus.cuda.at(0)) {
   const std::size_t stored = lead(h_) + padded_pitch(g.nx, h_) * (g.ny + 2 * h_) * (g.nz + 2 * h_);
   CUSH_CUDA_CHECK(cudaSetDevice(device_));
   CUSH_CUDA_CHECK(cudaStreamCreate(&stream_));
@@ -39,7 +40,7 @@ void Single::upload(const double* in) {
 }
 
 void Single::run(std::size_t steps) {
-  const Coefficients c = kernel_coefficients(a_);
+  const Coefficients c = kernel_coefficients(a_, factorized_);
   const auto h = static_cast<long>(h_);
   const Box box{h, h, h, static_cast<long>(g_.nx), static_cast<long>(g_.ny), static_cast<long>(g_.nz),
                 static_cast<long>(padded_pitch(g_.nx, h_)), static_cast<long>(g_.ny + 2 * h_)};

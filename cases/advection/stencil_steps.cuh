@@ -16,7 +16,9 @@
 // steps gives the bits of T one-step launches.
 //
 // The price: each stage computes its grown tile (redundancy), and each z run re-reads T planes
-// at either end. docs/results/temporal.md has the measurements.
+// at either end. Shapes wrapped in Factorized<> evaluate the stencil as three 3-point passes
+// (push_split_strip; Options::factorized) with the same tiles, stages and state: 9 FMAs an
+// update instead of 27, other bits. docs/results/temporal.md has the measurements.
 
 #include <cuda_pipeline.h>
 #include <cuda_runtime_api.h>
@@ -31,14 +33,23 @@
 namespace cases {
 namespace advection {
 
-/// A fused tile: X * Y threads, R rows per strip, T steps, S ring slots for the input planes; at
-/// least `MinBlocks` blocks resident per SM (registers capped to fit), the plane loop unrolled
-/// `Unroll` times (so that the partial sums' hand-over between planes needs no register moves).
-template <int X, int Y, int R, int T, int S = 3, int MinBlocks = 1, int Unroll = 1>
+/// One 3-point pass of the factorized stencil: w[0] m + w[1] z + w[2] p for the offsets -1, 0, +1,
+/// in that order. A factorized update is a z pass over three y passes over three x passes each;
+/// every kernel (tiles, fused, thin) evaluates it so, so all give the same bits.
+__device__ __forceinline__ double split_pass(const double* w, double m, double z, double p) {
+  return fma(w[2], p, fma(w[1], z, w[0] * m));
+}
+
+/// A fused tile: X x (Y R) output cells, R rows per strip, T steps, S ring slots for the input
+/// planes; `Threads` threads (0: X * Y, a strip of the tile each; more give the grown tiles of the
+/// first stages one strip a thread too); at least `MinBlocks` blocks resident per SM (registers
+/// capped to fit), the plane loop unrolled `Unroll` times (so that the partial sums' hand-over
+/// between planes needs no register moves).
+template <int X, int Y, int R, int T, int S = 3, int MinBlocks = 1, int Unroll = 1, int Threads = 0>
 struct StepsConfig {
-  static_assert(T >= 1 && S >= 2);
+  static_assert(T >= 1 && S >= 2 && (Threads == 0 || Threads >= X * Y));
   static constexpr int kX = X, kY = Y, kR = R, kT = T, kS = S, kMinBlocks = MinBlocks, kUnroll = Unroll;
-  static constexpr int kThreads = X * Y;
+  static constexpr int kThreads = Threads == 0 ? X * Y : Threads;
   static constexpr int kRows = Y * R;  // output rows of a tile
   /// Level l (0 = the input, T = the output) covers the tile grown by T - l cells.
   __host__ __device__ static constexpr int width(int level) { return X + 2 * (T - level); }
@@ -63,6 +74,14 @@ struct StepsConfig {
   }
   static constexpr int kSharedCells = offset(T);
   static constexpr int kLoads = (cells(0) + kThreads - 1) / kThreads;
+  static constexpr bool kSplit = false;  // the 27-term chain (push_full_strip)
+};
+
+/// Shape C with the stencil as three 3-point passes, one per axis (push_split_strip; needs
+/// Coefficients::factorized). The same tiles, stages and schedules.
+template <class C>
+struct Factorized : C {
+  static constexpr bool kSplit = true;
 };
 
 /// The fused shapes the case uses, per number of steps (T = 1 is the one-step kernel of
@@ -72,14 +91,26 @@ using kSteps2Config = StepsConfig<32, 4, 4, 2>;
 using kSteps3Config = StepsConfig<32, 4, 4, 3>;
 using kSteps4Config = StepsConfig<64, 4, 4, 4>;
 
+/// The factorized form's shapes (Options::factorized): one step on the one-step kernel's tiles
+/// (64 or 128 wide, 16 or 8 rows, 3 input slots); fused, 32 x 32 tiles in strips of 8 rows for
+/// T = 2 (128 threads) and T = 3 (192 threads, so that each stage has at most one strip a
+/// thread; 4 input slots; registers capped for 2 blocks an SM), 32 x 16 in strips of 4 rows for
+/// T = 4 (8 rows there need more than 255 registers). bench/probes/probe_steps.cu compares
+/// others (cases/advection/README.md).
+using kSplitConfig = Factorized<StepsConfig<64, 4, 4, 1>>;
+using kSplitWideConfig = Factorized<StepsConfig<128, 2, 4, 1>>;
+using kSplitSteps2Config = Factorized<StepsConfig<32, 4, 8, 2>>;
+using kSplitSteps3Config = Factorized<StepsConfig<32, 4, 8, 3, 4, 2, 1, 192>>;
+using kSplitSteps4Config = Factorized<StepsConfig<32, 4, 4, 4>>;
+
 /// One strip of stage s (R cells of level s at `column`, rows group * R ..): adds plane `in` of
 /// level s - 1 (rows C::width(s - 1) apart) to the partial sums of the two planes above the one it
 /// completes (`below`, `here`: the planes it lies above and at), and hands the completed plane to
 /// done(column, group, hi). The one-step kernel's order: every cell is one chain of 27 FMAs over
 /// the planes below, at and above it, each plane by row, then column.
 template <class C, int s, class Done>
-__device__ __forceinline__ void push_strip(const double* in, double (&below)[C::kR], double (&here)[C::kR],
-                                           const Coefficients& c, int column, int group, Done&& done) {
+__device__ __forceinline__ void push_full_strip(const double* in, double (&below)[C::kR], double (&here)[C::kR],
+                                                const Coefficients& c, int column, int group, Done&& done) {
   constexpr int R = C::kR, W_in = C::width(s - 1);
   const double* t = in + group * R * W_in + column;
   double above[R], hi[R];
@@ -110,6 +141,41 @@ __device__ __forceinline__ void push_strip(const double* in, double (&below)[C::
   }
 }
 
+/// The same strip with the factorized stencil (split_cell's order, kernels.hpp): plane `in`'s x
+/// pass on the strip's R + 2 rows, then its y pass on the R cells gives S(p); `below` and `here`
+/// hold S(p - 2) and S(p - 1), and the z pass completes the plane below `in`. 9 R + 6 FMAs a strip
+/// against the full chain's 27 R.
+template <class C, int s, class Done>
+__device__ __forceinline__ void push_split_strip(const double* in, double (&below)[C::kR], double (&here)[C::kR],
+                                                 const Coefficients& c, int column, int group, Done&& done) {
+  constexpr int R = C::kR, W_in = C::width(s - 1);
+  const double* t = in + group * R * W_in + column;
+  double sx[R + 2], sy[R], hi[R];
+#pragma unroll
+  for (int r = 0; r < R + 2; ++r) sx[r] = split_pass(c.w, t[r * W_in], t[r * W_in + 1], t[r * W_in + 2]);
+#pragma unroll
+  for (int o = 0; o < R; ++o) {
+    sy[o] = split_pass(c.w + 3, sx[o], sx[o + 1], sx[o + 2]);
+    hi[o] = split_pass(c.w + 6, below[o], here[o], sy[o]);
+  }
+  done(column, group, hi);
+#pragma unroll
+  for (int o = 0; o < R; ++o) {
+    below[o] = here[o];
+    here[o] = sy[o];
+  }
+}
+
+/// push_full_strip or push_split_strip, as shape C says.
+template <class C, int s, class Done>
+__device__ __forceinline__ void push_strip(const double* in, double (&below)[C::kR], double (&here)[C::kR],
+                                           const Coefficients& c, int column, int group, Done&& done) {
+  if constexpr (C::kSplit)
+    push_split_strip<C, s>(in, below, here, c, column, group, done);
+  else
+    push_full_strip<C, s>(in, below, here, c, column, group, done);
+}
+
 /// Stage s of a fused tile: this thread's strips of level s, each with the partial sums of the
 /// two planes (below and here) that the next arriving plane of level s - 1 still adds to.
 template <class C, int s>
@@ -124,7 +190,8 @@ struct FusedStage {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int i = tid + k * C::kThreads;
-      if (k > 0 && i >= C::strips(s)) continue;  // k = 0 always has one: strips(s) >= strips(T) = kThreads
+      // With X * Y threads k = 0 always has one: strips(s) >= strips(T) = X * Y.
+      if ((k > 0 || C::kThreads > C::kX * C::kY) && i >= C::strips(s)) continue;
       push_strip<C, s>(in, below[k], here[k], c, i % W, i / W, done);
     }
   }

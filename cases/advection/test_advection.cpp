@@ -36,6 +36,41 @@ TEST(Advection, CoefficientsMatchTheSeedsTable) {
   }
 }
 
+// The factorized form's weights: the one-dimensional Lax-Wendroff weights of each axis back from
+// the 27 products (also for a stencil scaled so that it no longer sums to 1), and anything that
+// is not such a product refused.
+TEST(Advection, AxisWeightsFactorTheCoefficients) {
+  std::mt19937_64 g(7);
+  std::uniform_real_distribution<double> v(-1.0, 1.0);
+  for (int t = 0; t < 200; ++t) {
+    const adv::Velocity c{v(g), v(g), v(g)};
+    const std::array<double, 3> nu{0.9, 0.7, 0.4};
+    const auto a = adv::coefficients(c, nu);
+    const std::array<double, 9> w = adv::axis_weights(a);
+    const double courant[3] = {c.x * nu[0], c.y * nu[1], c.z * nu[2]};
+    for (int axis = 0; axis < 3; ++axis) {
+      const double q = courant[axis];
+      EXPECT_NEAR(w[3 * axis], q * (1 + q) / 2, 1e-15);
+      EXPECT_NEAR(w[3 * axis + 1], 1 - q * q, 1e-15);
+      EXPECT_NEAR(w[3 * axis + 2], q * (q - 1) / 2, 1e-15);
+    }
+    std::array<double, 27> scaled = a;
+    for (double& x : scaled) x *= 2.5;
+    const std::array<double, 9> s = adv::axis_weights(scaled);
+    for (int k = 0; k < 3; ++k)
+      for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i) EXPECT_NEAR(s[i] * s[3 + j] * s[6 + k], scaled[i + 3 * j + 9 * k], 4e-15);
+  }
+  auto a = adv::coefficients({0.3, -0.6, 0.9}, {0.9, 0.9, 0.9});
+  a[22] += 1e-9;
+  EXPECT_THROW((void)adv::axis_weights(a), std::invalid_argument);
+  EXPECT_THROW((void)adv::axis_weights(std::array<double, 27>{}), std::invalid_argument);
+  adv::Options o;
+  EXPECT_NO_THROW((void)adv::checked_coefficients(a, o));  // the 27-term chain takes it
+  o.factorized = true;
+  EXPECT_THROW((void)adv::checked_coefficients(a, o), std::invalid_argument);
+}
+
 // Sum 1 (constants stay), first moments -C (a linear field moves by c D exactly), second moments
 // C^2 (what makes the step second order).
 TEST(Advection, CoefficientMomentsMakeTheStepSecondOrder) {

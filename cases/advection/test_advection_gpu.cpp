@@ -56,6 +56,14 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
   EXPECT_EQ(bad, 0U) << what;
 }
 
+void expect_same(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(&got[i], &want[i], sizeof(double)) != 0 && bad++ < 5)
+      ADD_FAILURE() << what << ": point " << i << " is " << got[i] << ", expected the bits of " << want[i];
+  EXPECT_EQ(bad, 0U) << what;
+}
+
 const std::array<double, 27> kCoefficients = adv::coefficients({1.0, -0.7, 0.4}, {0.9, 0.9, 0.9});
 
 // A device buffer of `cells` doubles, freed at the end of the scope.
@@ -68,9 +76,10 @@ struct DeviceBuffer {
 };
 
 // launch_stencil_steps(T) on `box` of an array of random values (ghosts too) against T
-// launch_stencil calls on boxes shrinking by a cell a step; the box's cells must have the same
-// bytes, and the cells around it must be left alone.
-void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedule schedule) {
+// launch_stencil calls on boxes shrinking by a cell a step, both in the 27-term or both in the
+// factorized form; the box's cells must have the same bytes, and the cells around it must be left
+// alone.
+void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedule schedule, bool factorized) {
   const std::size_t cells = static_cast<std::size_t>(offset + box.pitch_x * box.pitch_y * (box.z0 + box.nz + 8));
   std::vector<double> in(cells), out(cells, NAN), want(cells, NAN);
   cush_test::fill_random(std::span<double>(in));
@@ -78,7 +87,7 @@ void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedul
   CUSH_CUDA_CHECK(cudaMemcpy(a.p, in.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
   CUSH_CUDA_CHECK(cudaMemcpy(fused.p, out.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
   CUSH_CUDA_CHECK(cudaMemcpy(c.p, out.data(), cells * sizeof(double), cudaMemcpyHostToDevice));
-  const adv::Coefficients k = adv::kernel_coefficients(kCoefficients);
+  const adv::Coefficients k = adv::kernel_coefficients(kCoefficients, factorized);
   adv::launch_stencil_steps(a.p + offset, fused.p + offset, box, k, steps, nullptr, schedule);
   const double* from = a.p;
   for (std::size_t s = 0; s < steps; ++s) {
@@ -89,7 +98,8 @@ void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedul
   CUSH_CUDA_CHECK(cudaDeviceSynchronize());
   CUSH_CUDA_CHECK(cudaMemcpy(out.data(), fused.p, cells * sizeof(double), cudaMemcpyDeviceToHost));
   CUSH_CUDA_CHECK(cudaMemcpy(want.data(), c.p, cells * sizeof(double), cudaMemcpyDeviceToHost));
-  const std::string what = std::string(schedule == adv::FusedSchedule::staged ? "staged, " : "skewed, ") +
+  const std::string what = std::string(factorized ? "factorized, " : "") +
+                           (schedule == adv::FusedSchedule::staged ? "staged, " : "skewed, ") +
                            std::to_string(steps) + " steps on " + std::to_string(box.nx) + "x" + std::to_string(box.ny) +
                            "x" + std::to_string(box.nz) + " at (" + std::to_string(box.x0) + ", " +
                            std::to_string(box.y0) + ", " + std::to_string(box.z0) + "), offset " + std::to_string(offset);
@@ -119,6 +129,7 @@ void check_fused(adv::Box box, std::size_t steps, long offset, adv::FusedSchedul
 TEST(CaseAdvection, FusedKernelEqualsOneStepLaunchesBitForBit) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
+  for (const bool factorized : {false, true})
   for (const adv::FusedSchedule schedule : {adv::FusedSchedule::staged, adv::FusedSchedule::skewed})
   for (std::size_t steps = 1; steps <= adv::kMaxFusedSteps; ++steps) {
     const long h = static_cast<long>(steps);
@@ -127,10 +138,10 @@ TEST(CaseAdvection, FusedKernelEqualsOneStepLaunchesBitForBit) {
          std::vector<std::array<long, 5>>{{1, 1, 1, 16, 0}, {37, 19, 13, 16, 16 - 4}, {37, 19, 13, 0, 3},
                                           {130, 3, 5, 16, 5}, {2, 70, 9, 0, 0}, {65, 17, 1, 16, 16 - h}}) {
       const long pitch_x = pitch_pad == 0 ? nx + 2 * h + 1 : (nx + 2 * h + 15) / 16 * 16;
-      check_fused(adv::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset, schedule);
+      check_fused(adv::Box{h, h, h, nx, ny, nz, pitch_x, ny + 2 * h}, steps, offset, schedule, factorized);
     }
     // A box inside a larger array, not at its start.
-    check_fused(adv::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80, 30}, steps, 16 - h, schedule);
+    check_fused(adv::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80, 30}, steps, 16 - h, schedule, factorized);
   }
 }
 
@@ -139,11 +150,12 @@ TEST(CaseAdvection, FusedKernelEqualsOneStepLaunchesBitForBit) {
 TEST(CaseAdvection, FusedKernelOverManyZRunsEqualsOneStepLaunches) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  for (const adv::FusedSchedule schedule : {adv::FusedSchedule::staged, adv::FusedSchedule::skewed})
-    for (std::size_t steps = 2; steps <= adv::kMaxFusedSteps; ++steps) {
-      const long h = static_cast<long>(steps);
-      check_fused(adv::Box{h, h, h, 520, 520, 100, 528, 520 + 2 * h}, steps, 16 - h, schedule);
-    }
+  for (const bool factorized : {false, true})
+    for (const adv::FusedSchedule schedule : {adv::FusedSchedule::staged, adv::FusedSchedule::skewed})
+      for (std::size_t steps = 2; steps <= adv::kMaxFusedSteps; ++steps) {
+        const long h = static_cast<long>(steps);
+        check_fused(adv::Box{h, h, h, 520, 520, 100, 528, 520 + 2 * h}, steps, 16 - h, schedule, factorized);
+      }
 }
 
 TEST(CaseAdvection, SingleGpuMatchesTheHostStep) {
@@ -152,14 +164,16 @@ TEST(CaseAdvection, SingleGpuMatchesTheHostStep) {
     std::vector<double> in(g.points());
     cush_test::fill_random(std::span<double>(in));
     for (std::size_t steps : {0U, 1U, 4U, 7U})
-      for (std::size_t fused = 1; fused <= adv::kMaxFusedSteps; ++fused) {
-        const std::string what = "single " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
-                                 std::to_string(g.nz) + ", " + std::to_string(steps) + " steps, " +
-                                 std::to_string(fused) + " fused";
-        expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), {adv::Schedule::bulk, 1, fused},
-                                           steps, steps / 2),
-                    host_steps(in, g, kCoefficients, steps), what);
-      }
+      for (std::size_t fused = 1; fused <= adv::kMaxFusedSteps; ++fused)
+        for (const bool factorized : {false, true}) {
+          const std::string what = "single " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                                   std::to_string(g.nz) + ", " + std::to_string(steps) + " steps, " +
+                                   std::to_string(fused) + " fused" + (factorized ? ", factorized" : "");
+          adv::Options o{adv::Schedule::bulk, 1, fused};
+          o.factorized = factorized;
+          expect_near(gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), o, steps, steps / 2),
+                      host_steps(in, g, kCoefficients, steps), what);
+        }
   }
 }
 
@@ -192,6 +206,22 @@ void check_multi_gpu(adv::Grid g, const cases::Devices& gpus, std::size_t steps,
       expect_near(gpu_steps<adv::MultiCuda>(in, g, kCoefficients, gpus, o, steps, first), want, "raw " + name + on);
       expect_near(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, o, steps, first), want, "cush " + name + on);
     }
+  // The factorized form: near the 27-term chain, and every variant, schedule and T gives the bits
+  // of the single variant's one-step launches.
+  adv::Options f{adv::Schedule::bulk, 1};
+  f.factorized = true;
+  const std::vector<double> single = gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), f, steps, first);
+  expect_near(single, want, "single factorized " + on);
+  for (std::size_t fused : {1U, 2U})
+    for (adv::Schedule s : {adv::Schedule::bulk, adv::Schedule::overlap}) {
+      if (planes < fused || g.nx < fused || g.ny < fused) continue;
+      const std::string name = std::string(s == adv::Schedule::bulk ? "bulk" : "overlap") + ", " + std::to_string(fused) +
+                               " steps a launch, factorized, ";
+      adv::Options o{s, 1, fused};
+      o.factorized = true;
+      expect_same(gpu_steps<adv::MultiCuda>(in, g, kCoefficients, gpus, o, steps, first), single, "raw " + name + on);
+      expect_same(gpu_steps<adv::MultiCush>(in, g, kCoefficients, gpus, o, steps, first), single, "cush " + name + on);
+    }
 }
 
 }  // namespace
@@ -213,6 +243,25 @@ TEST(CaseAdvection, TwoGpusOverManySteps) {
   check_multi_gpu(adv::Grid{96, 80, 72}, cases::Devices::of({1, 0}), 30, 13);
 }
 
+// The factorized form rounds differently from the 27-term chain; after 100 steps (25 fused
+// launches of 4) it is still within 1e-12 of the host's 27-term steps.
+TEST(CaseAdvection, FactorizedStaysWithinRoundingOfThe27TermChain) {
+  CUSH_REQUIRE_GPUS(1);
+  const adv::Grid g{33, 31, 20};
+  std::vector<double> in(g.points());
+  cush_test::fill_random(std::span<double>(in));
+  const std::vector<double> want = host_steps(in, g, kCoefficients, 100);
+  for (std::size_t fused : {1U, 4U}) {
+    adv::Options o{adv::Schedule::bulk, 1, fused};
+    o.factorized = true;
+    const std::vector<double> got = gpu_steps<adv::Single>(in, g, kCoefficients, cases::Devices::first(1), o, 100, 37);
+    expect_near(got, want, "factorized, 100 steps, " + std::to_string(fused) + " a launch");
+    std::size_t differing = 0;  // and it is another order of rounding: some points differ
+    for (std::size_t i = 0; i < got.size(); ++i) differing += std::memcmp(&got[i], &want[i], sizeof(double)) != 0;
+    EXPECT_GT(differing, 0U) << "the factorized form gave the 27-term chain's bits everywhere";
+  }
+}
+
 TEST(CaseAdvection, BadOptionsAreRejected) {
   CUSH_REQUIRE_GPUS(1);
   const adv::Grid g{8, 8, 8};
@@ -227,6 +276,14 @@ TEST(CaseAdvection, BadOptionsAreRejected) {
   }
   EXPECT_THROW(adv::MultiCush(g, kCoefficients, one, {adv::Schedule::bulk, 2, 2}), std::invalid_argument);
   EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 3}, kCoefficients, one, {adv::Schedule::bulk, 1, 4}), std::invalid_argument);
+  std::array<double, 27> skewed = kCoefficients;  // no longer a product of per-axis weights
+  skewed[5] += 1e-3;
+  adv::Options factorized;
+  factorized.factorized = true;
+  EXPECT_THROW(adv::Single(g, skewed, one, factorized), std::invalid_argument);
+  EXPECT_THROW(adv::MultiCuda(g, skewed, one, factorized), std::invalid_argument);
+  EXPECT_THROW(adv::MultiCush(g, skewed, one, factorized), std::invalid_argument);
+  EXPECT_NO_THROW(adv::Single(g, skewed, one, {}));  // the 27-term chain takes any coefficients
   const cases::Devices two{{0, 0}, {0, 0}};  // rejected before any device is used
   EXPECT_THROW(adv::MultiCuda(adv::Grid{8, 8, 1}, kCoefficients, two, {}), std::invalid_argument);
 }

@@ -75,13 +75,15 @@ TEST(CaseAdvectionRanks, CushAcrossProcessesMatchesTheHostStep) {
     const std::vector<double> want = host_steps(in, g, 4);
     for (const adv::Options o : {adv::Options{adv::Schedule::bulk, 1}, adv::Options{adv::Schedule::overlap, 1},
                                  adv::Options{adv::Schedule::bulk, 2}, adv::Options{adv::Schedule::bulk, 1, 2},
-                                 adv::Options{adv::Schedule::overlap, 1, 3}}) {
+                                 adv::Options{adv::Schedule::overlap, 1, 3}, adv::Options{adv::Schedule::bulk, 1, 1, true},
+                                 adv::Options{adv::Schedule::overlap, 1, 2, true}}) {
       const std::size_t halo = o.depth * o.steps;
       if (g.nz / static_cast<std::size_t>(group.size()) < halo || g.nx < halo || g.ny < halo) continue;  // thinner than the halo
       const std::string what = "cush across " + std::to_string(group.size()) + " ranks, " + std::to_string(g.nx) + "x" +
                                std::to_string(g.ny) + "x" + std::to_string(g.nz) +
                                (o.schedule == adv::Schedule::overlap ? ", overlapped" : ", bulk") + ", depth " +
-                               std::to_string(o.depth) + ", " + std::to_string(o.steps) + " steps fused";
+                               std::to_string(o.depth) + ", " + std::to_string(o.steps) + " steps fused" +
+                               (o.factorized ? ", factorized" : "");
       adv::RankCush v(group, g, kCoefficients, o);
       const std::vector<double> got = rank_steps(v, in, 4, 1, root);
       if (root) expect_near(got, want, what);
@@ -101,11 +103,12 @@ TEST(CaseAdvectionRanks, RawMpiNcclAcrossProcessesMatchesTheHostStep) {
     std::vector<double> in(g.points());
     cush_test::fill_random(std::span<double>(in));
     const std::vector<double> want = host_steps(in, g, 4);
-    for (const adv::Schedule s : {adv::Schedule::bulk, adv::Schedule::overlap}) {
+    for (const adv::Schedule s : {adv::Schedule::bulk, adv::Schedule::overlap})
+    for (const bool factorized : {false, true}) {
       const std::string what = "raw across " + std::to_string(ranks) + " ranks, " + std::to_string(g.nx) + "x" +
                                std::to_string(g.ny) + "x" + std::to_string(g.nz) +
-                               (s == adv::Schedule::overlap ? ", overlapped" : ", bulk");
-      adv::RankCuda v(MPI_COMM_WORLD, cush::physical_device(gpu[0]), g, kCoefficients, {s, 1});
+                               (s == adv::Schedule::overlap ? ", overlapped" : ", bulk") + (factorized ? ", factorized" : "");
+      adv::RankCuda v(MPI_COMM_WORLD, cush::physical_device(gpu[0]), g, kCoefficients, {s, 1, 1, factorized});
       const std::vector<double> got = rank_steps(v, in, 4, 1, rank == 0);
       if (rank == 0) expect_near(got, want, what);
       int ok = HasFailure() ? 0 : 1, all = 0;

@@ -42,6 +42,12 @@ def _four_gpu_rows(run):
     return [e for e in temporal.figures(run) if ".4gpu." in e["name"]]
 
 
+def _factorized_rows(run):
+    """temporal.md's run of the factorized advection kernel (one GPU): its factorized figures only;
+    the 27-term rows of the same run stay with the whole runs above."""
+    return [e for e in temporal.figures(run) if e["name"].startswith("advection_factorized.")]
+
+
 # (page in docs/results, JSON file it quotes, the figures it states)
 PAGE_RUNS = [
     ("advection.md", "perf_cases_advection_1gpu.json", advection.figures),
@@ -51,6 +57,7 @@ PAGE_RUNS = [
     ("temporal.md", "temporal_2026-11-28_2xh200.json", temporal.figures),
     ("temporal.md", "wave_2026-11-28_2xh200.json", temporal.figures),
     ("temporal.md", "temporal_2026-11-28h_4xh200.json", _four_gpu_rows),
+    ("temporal.md", "temporal_2026-11-29m_1xh200.json", _factorized_rows),
     ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
     ("lbm.md", "lbm_largest_2026-11-24.json", lbm.figures),
     ("fft.md", "perf_cases_fft_1gpu.json", fft.figures),

@@ -1,6 +1,7 @@
 """The fused stencil kernels against the ceilings measured in the same run (`roof/copy/...` and
 `roof/fp64_fma/...`, bench/roofs.cu): the advection case's (bench_cases rows `temporal/advection...`
-of cases/advection/bench_advection.cpp) and the wave case's (rows `case/wave...` for one step a
+of cases/advection/bench_advection.cpp; `temporal/advection_factorized...` for its factorized form,
+three 3-point passes an update) and the wave case's (rows `case/wave...` for one step a
 launch and `temporal/wave...` for T, cases/wave/bench_wave.cpp; `temporal/wave_diamond...` for its
 DiamondTorre variant, sweeps of T steps with diamonds of radius R).
 
@@ -18,7 +19,7 @@ from .. import stats
 from ..figures import figure, measured_in
 from ..gbench import error_lines
 
-NAME = re.compile(r"^temporal/(?P<kind>advection|advection_overlap)/(?P<t>\d+)/(?P<v>single|multi_cuda|multi_cush)"
+NAME = re.compile(r"^temporal/(?P<kind>advection|advection_overlap|advection_factorized|advection_factorized_overlap)/(?P<t>\d+)/(?P<v>single|multi_cuda|multi_cush)"
                   r"/(?P<g>\d+)gpu/(?P<n>\d+)")
 ROOF = re.compile(r"^roof/(?P<what>copy|fp64_fma)/")
 # The wave's rows: one step a launch (case/...) or T (temporal/...), per order.
@@ -119,23 +120,26 @@ def page(run):
     f27 = roofs.get("fp64_fma", nan) / 27
     lines += [f"Ceilings: copy {roofs.get('copy', nan):.0f} GB/s, R1 = {r1:.1f} G updates/s; FP64 FMA "
               f"{roofs.get('fp64_fma', nan):.0f} G/s, F / 27 = {f27:.1f} G updates/s.", ""]
-    steps = sorted({k[2] for k in rate})
-    for n in sorted({k[4] for k in rate}):
-        single = {t: rate.get(("advection", "single", t, 1, n), nan) for t in steps}
-        lines += [f"## One GPU, {n}^3 (single-GPU reference)", "",
-                  "| T | G updates/s | x R1 | x F / 27 | x T = 1 |", "|---:|---:|---:|---:|---:|"]
-        for t in steps:
-            s = single[t]
-            lines.append(f"| {t} | {s:.1f} | {s / r1:.3f} | {s / f27:.3f} | {s / single.get(1, nan):.3f} |")
-        lines.append("")
-        for g in sorted({k[3] for k in rate if k[0] == "advection_overlap" and k[4] == n}):
-            lines += [f"## {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped", "",
-                      "| T | raw G/s | cush G/s | cush / raw | E (cush) |", "|---:|---:|---:|---:|---:|"]
+    for kind, form in (("advection", ""), ("advection_factorized", ", factorized")):
+        overlap_kind = kind + "_overlap"
+        mine = {k: v for k, v in rate.items() if k[0] in (kind, overlap_kind)}
+        steps = sorted({k[2] for k in mine})
+        for n in sorted({k[4] for k in mine}):
+            single = {t: rate.get((kind, "single", t, 1, n), nan) for t in steps}
+            lines += [f"## One GPU, {n}^3 (single-GPU reference{form})", "",
+                      "| T | G updates/s | x R1 | x F / 27 | x T = 1 |", "|---:|---:|---:|---:|---:|"]
             for t in steps:
-                raw = rate.get(("advection_overlap", "multi_cuda", t, g, n), nan)
-                cush = rate.get(("advection_overlap", "multi_cush", t, g, n), nan)
-                lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
+                s = single[t]
+                lines.append(f"| {t} | {s:.1f} | {s / r1:.3f} | {s / f27:.3f} | {s / single.get(1, nan):.3f} |")
             lines.append("")
+            for g in sorted({k[3] for k in mine if k[0] == overlap_kind and k[4] == n}):
+                lines += [f"## {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped{form}", "",
+                          "| T | raw G/s | cush G/s | cush / raw | E (cush) |", "|---:|---:|---:|---:|---:|"]
+                for t in steps:
+                    raw = rate.get((overlap_kind, "multi_cuda", t, g, n), nan)
+                    cush = rate.get((overlap_kind, "multi_cush", t, g, n), nan)
+                    lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
+                lines.append("")
     return lines
 
 
@@ -155,11 +159,11 @@ def figures(run):
     if copy is None:
         return []
     entries = []
-    for kind in sorted({k[0] for k in rate if k[0] == "advection" or (isinstance(k[0], tuple) and k[0][0] == "wave")},
-                       key=str):
+    for kind in sorted({k[0] for k in rate if k[0] in ("advection", "advection_factorized")
+                        or (isinstance(k[0], tuple) and k[0][0] == "wave")}, key=str):
         wave = isinstance(kind, tuple)
-        name = f"wave.order{kind[1]}" if wave else "advection"
-        overlap_kind = ("wave_overlap", kind[1]) if wave else "advection_overlap"
+        name = f"wave.order{kind[1]}" if wave else kind
+        overlap_kind = ("wave_overlap", kind[1]) if wave else kind + "_overlap"
         roof, roof_name = (copy / 24, "R1w: copy / 24 B") if wave else (copy / 16, "R1: copy / 16 B")
         for n in sorted({k[4] for k in rate if k[0] == kind}):
             single = {k[2]: v for k, v in rate.items() if k[0] == kind and k[1] == "single" and k[4] == n}
