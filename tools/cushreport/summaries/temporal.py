@@ -72,6 +72,20 @@ def diamond_lines(diamond, roofs):
     return lines
 
 
+def overlap_table(rate, kind, steps, g, title, single, n, skip_missing=False):
+    """An overlapped table: per T the raw and cush rates of `kind` on g GPUs, cush / raw and the
+    efficiency against g x `single` (the one-GPU rate per T); rows with neither rate left out
+    where `skip_missing`."""
+    nan = float("nan")
+    lines = [title, "", "| T | raw G/s | cush G/s | cush / raw | E (cush) |", "|---:|---:|---:|---:|---:|"]
+    for t in steps:
+        raw = rate.get((kind, "multi_cuda", t, g, n), nan)
+        cush = rate.get((kind, "multi_cush", t, g, n), nan)
+        if not skip_missing or raw == raw or cush == cush:
+            lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
+    return lines + [""]
+
+
 def wave_lines(rate, roofs):
     """The wave's tables: per order and grid, one GPU by T against R1w, then per GPU count the
     overlapped variants."""
@@ -89,14 +103,8 @@ def wave_lines(rate, roofs):
                       for t in steps if single[t] == single[t]]
             lines.append("")
             for g in sorted({k[3] for k in rate if k[0] == overlap_kind and k[4] == n}):
-                lines += [f"## Wave, order {order}, {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped", "",
-                          "| T | raw G/s | cush G/s | cush / raw | E (cush) |", "|---:|---:|---:|---:|---:|"]
-                for t in steps:
-                    raw = rate.get((overlap_kind, "multi_cuda", t, g, n), nan)
-                    cush = rate.get((overlap_kind, "multi_cush", t, g, n), nan)
-                    if raw == raw or cush == cush:
-                        lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
-                lines.append("")
+                title = f"## Wave, order {order}, {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped"
+                lines += overlap_table(rate, overlap_kind, steps, g, title, single, n, skip_missing=True)
     return lines
 
 
@@ -133,13 +141,8 @@ def page(run):
                 lines.append(f"| {t} | {s:.1f} | {s / r1:.3f} | {s / f27:.3f} | {s / single.get(1, nan):.3f} |")
             lines.append("")
             for g in sorted({k[3] for k in mine if k[0] == overlap_kind and k[4] == n}):
-                lines += [f"## {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped{form}", "",
-                          "| T | raw G/s | cush G/s | cush / raw | E (cush) |", "|---:|---:|---:|---:|---:|"]
-                for t in steps:
-                    raw = rate.get((overlap_kind, "multi_cuda", t, g, n), nan)
-                    cush = rate.get((overlap_kind, "multi_cush", t, g, n), nan)
-                    lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
-                lines.append("")
+                title = f"## {g} GPU{'s' if g > 1 else ''}, {n}^3, overlapped{form}"
+                lines += overlap_table(rate, overlap_kind, steps, g, title, single, n)
     return lines
 
 
