@@ -29,6 +29,8 @@ ROWS = [
     ("RBF-FD on the sphere, 2^22 nodes, 4 GPUs, against one GPU", "rbffd.4gpu.multi_cush.2e22.speedup"),
     ("RBF-FD on the sphere, 2^22 nodes, 4 GPUs, overlapped, against raw CUDA", "rbffd_overlap.4gpu.time_n4194304"),
     ("3D advection 1024³, one GPU, fused steps, against the one-step roofline", "advection.1gpu.best_steps.rate_n1024"),
+    ("3D advection 1024³, one GPU, fused steps, factorized form, against the one-step roofline",
+     "advection_factorized.1gpu.best_steps.rate_n1024"),
     ("3D advection 1024³, 4 GPUs, fused steps, overlapped, against raw CUDA", "advection.4gpu.best_steps_overlap.rate_n1024"),
     ("Wave equation, order 2, 1024³, one GPU, fused steps, against the one-step roofline",
      "wave.order2.1gpu.best_steps.rate_n1024"),
