@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
           run.template operator()<StepsConfig<32, 4, 8, T, 3, 1, 1, 192>>("factorized 32x4 R8 threads 192");
           run.template operator()<StepsConfig<32, 4, 8, T, 4, 1, 1, 192>>("factorized 32x4 R8 S4 threads 192");
           run.template operator()<StepsConfig<32, 4, 8, T, 4, 2, 1, 192>>("factorized 32x4 R8 S4 threads 192 min 2");
+          run.template operator()<StepsConfig<32, 4, 4, T, 4, 2, 1, 192>>("factorized 32x4 R4 S4 threads 192 min 2");
+          run.template operator()<StepsConfig<32, 4, 4, T, 4, 3, 1, 192>>("factorized 32x4 R4 S4 threads 192 min 3");
           run.template operator()<StepsConfig<32, 8, 4, T, 4>>("factorized 32x8 R4 S4");
           run.template operator()<StepsConfig<32, 8, 4, T, 4, 1, 1, 320>>("factorized 32x8 R4 S4 threads 320");
           if constexpr (T < 4) {
@@ -134,6 +136,13 @@ int main(int argc, char** argv) {
       report("staged 64x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
       report("staged 32x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
       report("staged 32x4 R4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 3>>(in, out, box, c, nullptr); });
+      // More threads than the tile's strips: each stage at most one strip a thread (fewer registers).
+      report("staged 32x4 R4 threads 192", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 1, 192>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4 S4 threads 192", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 4, 1, 1, 192>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4 S4 threads 192 min 2", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 4, 2, 1, 192>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4 S4 threads 192 min 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 4, 3, 1, 192>>(in, out, box, c, nullptr); });
+      report("staged 32x8 R4 S4 threads 320", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 8, 4, T, 4, 1, 1, 320>>(in, out, box, c, nullptr); });
+      report("staged 64x4 R4 S4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T, 4>>(in, out, box, c, nullptr); });
       report("skewed 64x4 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
       report("skewed 32x4 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
       report("skewed 32x4 R4 min 3", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T, 3, 3>>(in, out, box, c, nullptr); });
