@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
       // "S s": s input slots (3 by default); "threads n": n threads (default X * Y).
       auto split_shapes = [&]<int T>() {
         using adv::Factorized;
+        using adv::Lanes;
         using adv::StepsConfig;
         auto run = [&]<class C>(const char* name) {
           report(name, [&] { adv::launch_stencil_steps_tiles<Factorized<C>>(in, out, box, c, nullptr); });
@@ -104,21 +105,14 @@ int main(int argc, char** argv) {
           run.template operator()<StepsConfig<64, 2, 8, 1, 4>>("factorized 64x2 R8 S4");
         } else {
           run.template operator()<StepsConfig<32, 4, 4, T>>("factorized 32x4 R4");
-          run.template operator()<StepsConfig<64, 4, 4, T, 4>>("factorized 64x4 R4 S4");
+          run.template operator()<Lanes<StepsConfig<32, 4, 4, T>>>("factorized 32x4 R4 lanes");
           run.template operator()<StepsConfig<32, 4, 8, T>>("factorized 32x4 R8");
-          run.template operator()<StepsConfig<32, 4, 8, T, 4>>("factorized 32x4 R8 S4");
-          run.template operator()<StepsConfig<32, 4, 8, T, 3, 1, 1, 192>>("factorized 32x4 R8 threads 192");
-          run.template operator()<StepsConfig<32, 4, 8, T, 4, 1, 1, 192>>("factorized 32x4 R8 S4 threads 192");
+          run.template operator()<Lanes<StepsConfig<32, 4, 8, T>>>("factorized 32x4 R8 lanes");
           run.template operator()<StepsConfig<32, 4, 8, T, 4, 2, 1, 192>>("factorized 32x4 R8 S4 threads 192 min 2");
-          run.template operator()<StepsConfig<32, 4, 4, T, 4, 2, 1, 192>>("factorized 32x4 R4 S4 threads 192 min 2");
-          run.template operator()<StepsConfig<32, 4, 4, T, 4, 3, 1, 192>>("factorized 32x4 R4 S4 threads 192 min 3");
-          run.template operator()<StepsConfig<32, 8, 4, T, 4>>("factorized 32x8 R4 S4");
-          run.template operator()<StepsConfig<32, 8, 4, T, 4, 1, 1, 320>>("factorized 32x8 R4 S4 threads 320");
-          if constexpr (T < 4) {
-            run.template operator()<StepsConfig<64, 4, 8, T, 4>>("factorized 64x4 R8 S4");
-            run.template operator()<StepsConfig<64, 4, 8, T, 4, 1, 1, 352>>("factorized 64x4 R8 S4 threads 352");
-            run.template operator()<StepsConfig<64, 2, 8, T, 4>>("factorized 64x2 R8 S4");
-          }
+          run.template operator()<Lanes<StepsConfig<32, 4, 8, T, 4, 2, 1, 192>>>("factorized 32x4 R8 S4 threads 192 min 2 lanes");
+          run.template operator()<StepsConfig<64, 4, 8, T, 4, 1, 1, 352>>("factorized 64x4 R8 S4 threads 352");
+          run.template operator()<Lanes<StepsConfig<64, 4, 8, T, 4, 1, 1, 352>>>("factorized 64x4 R8 S4 threads 352 lanes");
+          run.template operator()<Lanes<StepsConfig<64, 4, 4, T, 4>>>("factorized 64x4 R4 S4 lanes");
           report("factorized skewed 32x4 R4", [&] { adv::launch_stencil_skewed_tiles<Factorized<StepsConfig<32, 4, 4, T>>>(in, out, box, c, nullptr); });
         }
       };
@@ -132,24 +126,15 @@ int main(int argc, char** argv) {
     // Shapes: X x Y threads, R rows a strip; "min b": at least b blocks an SM (registers capped);
     // "unroll u": the plane loop unrolled u times; "skewed": one barrier a plane.
     auto shapes = [&]<int T>() {
+      using adv::Lanes;
       using adv::StepsConfig;
-      report("staged 64x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
       report("staged 32x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
-      report("staged 32x4 R4 unroll 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 3>>(in, out, box, c, nullptr); });
-      // More threads than the tile's strips: each stage at most one strip a thread (fewer registers).
-      report("staged 32x4 R4 threads 192", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 3, 1, 1, 192>>(in, out, box, c, nullptr); });
-      report("staged 32x4 R4 S4 threads 192", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 4, 1, 1, 192>>(in, out, box, c, nullptr); });
-      report("staged 32x4 R4 S4 threads 192 min 2", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 4, 2, 1, 192>>(in, out, box, c, nullptr); });
-      report("staged 32x4 R4 S4 threads 192 min 3", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 4, 4, T, 4, 3, 1, 192>>(in, out, box, c, nullptr); });
-      report("staged 32x8 R4 S4 threads 320", [&] { adv::launch_stencil_steps_tiles<StepsConfig<32, 8, 4, T, 4, 1, 1, 320>>(in, out, box, c, nullptr); });
-      report("staged 64x4 R4 S4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T, 4>>(in, out, box, c, nullptr); });
-      report("skewed 64x4 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4 lanes", [&] { adv::launch_stencil_steps_tiles<Lanes<StepsConfig<32, 4, 4, T>>>(in, out, box, c, nullptr); });
+      report("staged 64x4 R4", [&] { adv::launch_stencil_steps_tiles<StepsConfig<64, 4, 4, T>>(in, out, box, c, nullptr); });
+      report("staged 64x4 R4 lanes", [&] { adv::launch_stencil_steps_tiles<Lanes<StepsConfig<64, 4, 4, T>>>(in, out, box, c, nullptr); });
+      report("staged 32x4 R4 S4 threads 192 lanes", [&] { adv::launch_stencil_steps_tiles<Lanes<StepsConfig<32, 4, 4, T, 4, 1, 1, 192>>>(in, out, box, c, nullptr); });
       report("skewed 32x4 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T>>(in, out, box, c, nullptr); });
-      report("skewed 32x4 R4 min 3", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T, 3, 3>>(in, out, box, c, nullptr); });
-      report("skewed 64x2 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 2, 4, T>>(in, out, box, c, nullptr); });
-      report("skewed 32x8 R4", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 8, 4, T>>(in, out, box, c, nullptr); });
-      report("skewed 64x2 R8", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<64, 2, 8, T>>(in, out, box, c, nullptr); });
-      report("skewed 32x4 R4 unroll 2", [&] { adv::launch_stencil_skewed_tiles<StepsConfig<32, 4, 4, T, 3, 1, 2>>(in, out, box, c, nullptr); });
+      report("skewed 32x4 R4 lanes", [&] { adv::launch_stencil_skewed_tiles<Lanes<StepsConfig<32, 4, 4, T>>>(in, out, box, c, nullptr); });
     };
     if (t == 2) shapes.template operator()<2>();
     if (t == 3) shapes.template operator()<3>();

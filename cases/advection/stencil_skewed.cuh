@@ -48,15 +48,16 @@ __device__ __forceinline__ void skewed_strip(const FusedTile<C>& tile, double* s
   using Plan = SkewedPlan<C>;
   constexpr int R = C::kR, W = C::width(s);
   if (strip >= C::strips(s)) return;  // a warp's padding
+  const auto at = C::place(s, strip);
   const double* in = s == 1 ? tile.slot(p) : shared + Plan::plane(s - 1, static_cast<int>((p - 1) & 1));
   if constexpr (s < C::kT) {
     double* level = shared + Plan::plane(s, static_cast<int>(p & 1));
-    push_strip<C, s>(in, below, here, c, strip % W, strip / W, [&](int column, int group, const double(&hi)[R]) {
+    push_strip<C, s>(in, below, here, c, at.column, at.group, [&](int column, int group, const double(&hi)[R]) {
 #pragma unroll
       for (int o = 0; o < R; ++o) level[(group * R + o) * W + column] = hi[o];
     });
   } else {
-    push_strip<C, s>(in, below, here, c, strip % W, strip / W, [&](int column, int group, const double(&hi)[R]) {
+    push_strip<C, s>(in, below, here, c, at.column, at.group, [&](int column, int group, const double(&hi)[R]) {
       tile.store(p - 2 * C::kT + 1, column, group, hi);
     });
   }

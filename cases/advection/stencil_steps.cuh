@@ -75,6 +75,26 @@ struct StepsConfig {
   static constexpr int kSharedCells = offset(T);
   static constexpr int kLoads = (cells(0) + kThreads - 1) / kThreads;
   static constexpr bool kSplit = false;  // the 27-term chain (push_full_strip)
+  /// Where strip i of stage s lies: row by row over the stage's width.
+  struct Place {
+    int column = 0, group = 0;
+  };
+  __host__ __device__ static constexpr Place place(int s, int i) { return {i % width(s), i / width(s)}; }
+};
+
+/// Shape C with its strips dealt so that whole warps run along a row: strip i of stage s takes
+/// the tile's X middle columns one a lane (X a multiple of 32), then the 2 (T - s) border columns
+/// of every group. Row by row, a warp's strips wrap from one row of a stage's plane to the next
+/// (widths X + 2 (T - s)), and its shared loads and stores conflict in banks.
+template <class C>
+struct Lanes : C {
+  static_assert(C::kX % 32 == 0 && C::kThreads % 32 == 0);
+  __host__ __device__ static constexpr typename C::Place place(int s, int i) {
+    const int m = C::kT - s, main = C::kX * C::groups(s);
+    if (i < main) return {m + i % C::kX, i / C::kX};
+    const int j = i - main, border = m > 0 ? 2 * m : 1, b = j % border;
+    return {b < m ? b : C::kX + b, j / border};
+  }
 };
 
 /// Shape C with the stencil as three 3-point passes, one per axis (push_split_strip; needs
@@ -95,13 +115,13 @@ using kSteps4Config = StepsConfig<64, 4, 4, 4>;
 /// (64 or 128 wide, 16 or 8 rows, 3 input slots); fused, 32 x 32 tiles in strips of 8 rows for
 /// T = 2 (128 threads) and T = 3 (192 threads, so that each stage has at most one strip a
 /// thread; 4 input slots; registers capped for 2 blocks an SM), 32 x 16 in strips of 4 rows for
-/// T = 4 (8 rows there need more than 255 registers). bench/probes/probe_steps.cu compares
-/// others (cases/advection/README.md).
+/// T = 4 (8 rows there need more than 255 registers); strips dealt by Lanes (as fast as row by
+/// row, within 4 %). bench/probes/probe_steps.cu compares others (docs/results/temporal.md).
 using kSplitConfig = Factorized<StepsConfig<64, 4, 4, 1>>;
 using kSplitWideConfig = Factorized<StepsConfig<128, 2, 4, 1>>;
-using kSplitSteps2Config = Factorized<StepsConfig<32, 4, 8, 2>>;
-using kSplitSteps3Config = Factorized<StepsConfig<32, 4, 8, 3, 4, 2, 1, 192>>;
-using kSplitSteps4Config = Factorized<StepsConfig<32, 4, 4, 4>>;
+using kSplitSteps2Config = Factorized<Lanes<StepsConfig<32, 4, 8, 2>>>;
+using kSplitSteps3Config = Factorized<Lanes<StepsConfig<32, 4, 8, 3, 4, 2, 1, 192>>>;
+using kSplitSteps4Config = Factorized<Lanes<StepsConfig<32, 4, 4, 4>>>;
 
 /// One strip of stage s (R cells of level s at `column`, rows group * R ..): adds plane `in` of
 /// level s - 1 (rows C::width(s - 1) apart) to the partial sums of the two planes above the one it
@@ -180,7 +200,7 @@ __device__ __forceinline__ void push_strip(const double* in, double (&below)[C::
 /// two planes (below and here) that the next arriving plane of level s - 1 still adds to.
 template <class C, int s>
 struct FusedStage {
-  static constexpr int K = C::per_thread(s), R = C::kR, W = C::width(s);
+  static constexpr int K = C::per_thread(s), R = C::kR;
   double below[K][R] = {}, here[K][R] = {};
 
   /// Adds plane `in` of level s - 1 to every strip; done(column, group, hi) takes each strip's
@@ -192,7 +212,8 @@ struct FusedStage {
       const int i = tid + k * C::kThreads;
       // With X * Y threads k = 0 always has one: strips(s) >= strips(T) = X * Y.
       if ((k > 0 || C::kThreads > C::kX * C::kY) && i >= C::strips(s)) continue;
-      push_strip<C, s>(in, below[k], here[k], c, i % W, i / W, done);
+      const auto at = C::place(s, i);
+      push_strip<C, s>(in, below[k], here[k], c, at.column, at.group, done);
     }
   }
 };

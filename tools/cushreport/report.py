@@ -57,7 +57,7 @@ PAGE_RUNS = [
     ("temporal.md", "temporal_2026-11-28_2xh200.json", temporal.figures),
     ("temporal.md", "wave_2026-11-28_2xh200.json", temporal.figures),
     ("temporal.md", "temporal_2026-11-28h_4xh200.json", _four_gpu_rows),
-    ("temporal.md", "temporal_2026-11-29m_1xh200.json", _factorized_rows),
+    ("temporal.md", "temporal_2026-11-29p_1xh200.json", _factorized_rows),
     ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
     ("lbm.md", "lbm_largest_2026-11-24.json", lbm.figures),
     ("fft.md", "perf_cases_fft_1gpu.json", fft.figures),
