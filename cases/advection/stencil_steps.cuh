@@ -161,7 +161,7 @@ __device__ __forceinline__ void push_full_strip(const double* in, double (&below
   }
 }
 
-/// The same strip with the factorized stencil (split_cell's order, kernels.hpp): plane `in`'s x
+/// The same strip with the factorized stencil (split_pass's order, above): plane `in`'s x
 /// pass on the strip's R + 2 rows, then its y pass on the R cells gives S(p); `below` and `here`
 /// hold S(p - 2) and S(p - 1), and the z pass completes the plane below `in`. 9 R + 6 FMAs a strip
 /// against the full chain's 27 R.
