@@ -83,32 +83,30 @@ std::size_t checked_fused_steps(std::size_t steps) {
 }
 
 namespace {
-template <class C>
+/// T steps in one launch: the 27-term shape or the factorized one, by `c`; the staged schedule
+/// unless the skewed one is asked for (FusedSchedule::best is the staged one in both forms).
+template <class Plain, class Factorized>
 void launch_fused(const double* in, double* out, const Box& box, const Coefficients& c, cudaStream_t stream,
-                  FusedSchedule schedule, FusedSchedule best) {
-  if ((schedule == FusedSchedule::best ? best : schedule) == FusedSchedule::skewed)
-    launch_stencil_skewed_tiles<C>(in, out, box, c, stream);
-  else
-    launch_stencil_steps_tiles<C>(in, out, box, c, stream);
+                  FusedSchedule schedule) {
+  const bool skewed = schedule == FusedSchedule::skewed;
+  if (c.factorized) {
+    if (skewed) launch_stencil_skewed_tiles<Factorized>(in, out, box, c, stream);
+    else launch_stencil_steps_tiles<Factorized>(in, out, box, c, stream);
+  } else if (skewed) {
+    launch_stencil_skewed_tiles<Plain>(in, out, box, c, stream);
+  } else {
+    launch_stencil_steps_tiles<Plain>(in, out, box, c, stream);
+  }
 }
 }  // namespace
 
 void launch_stencil_steps(const double* in, double* out, const Box& box, const Coefficients& c, std::size_t steps,
                           cudaStream_t stream, FusedSchedule schedule) {
-  if (c.factorized) {
-    switch (checked_fused_steps(steps)) {
-      case 1: launch_stencil(in, out, box, c, stream); return;
-      case 2: launch_fused<kSplitSteps2Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
-      case 3: launch_fused<kSplitSteps3Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
-      case 4: launch_fused<kSplitSteps4Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
-      default: return;  // (checked)
-    }
-  }
   switch (checked_fused_steps(steps)) {
     case 1: launch_stencil(in, out, box, c, stream); return;
-    case 2: launch_fused<kSteps2Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
-    case 3: launch_fused<kSteps3Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
-    case 4: launch_fused<kSteps4Config>(in, out, box, c, stream, schedule, FusedSchedule::staged); return;
+    case 2: launch_fused<kSteps2Config, kSplitSteps2Config>(in, out, box, c, stream, schedule); return;
+    case 3: launch_fused<kSteps3Config, kSplitSteps3Config>(in, out, box, c, stream, schedule); return;
+    case 4: launch_fused<kSteps4Config, kSplitSteps4Config>(in, out, box, c, stream, schedule); return;
     default: return;  // (checked)
   }
 }

@@ -84,6 +84,12 @@ int all_to_alls(Direction d, Order in, Order out);
 /// What a variant does.
 struct Options {
   std::size_t n1 = 0;  ///< the first factor (0: balanced, see shape())
+  /// The multi-GPU variants: each row-FFT step is cut into this many chunks per GPU, and a chunk's
+  /// rows start moving in the transpose after them while the next chunk is transformed (a
+  /// transpose that follows no FFT step is not cut). 0: cush::TransposeOptions's rule (1 on one
+  /// GPU; else the most of 2, 4, 8 dividing the rows with at least 16 MiB a chunk), which the raw
+  /// variant writes out.
+  std::size_t chunks = 0;
 };
 
 /// Single-GPU reference on gpus.cuda[0]: one cuFFT plan of N points (cufftMakePlanMany64),
@@ -151,7 +157,10 @@ class MultiCuda {
   void run(const std::vector<Step>& steps);
   void transpose(const Step& step);
   void release();
+  void pipelined(const Step& fft, const Step& transpose);
+  [[nodiscard]] std::size_t chunks(std::size_t rows) const;
   Shape shape_;
+  std::size_t chunks_ = 0;
   std::vector<Gpu> gpus_;
   int current_ = 0;  // which buffer holds the data
 };

@@ -109,66 +109,92 @@ std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::si
   return out;
 }
 
-RowFfts::RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus) : device_(device) {
+namespace {
+/// A batched plan of `rows` transforms of `length`, without a work area; its work size.
+std::size_t make_plan(int& handle, bool& made, std::size_t length, std::size_t rows) {
+  cufftHandle h = 0;
+  CASES_FFT_CHECK(cufftCreate(&h));
+  handle = h;
+  made = true;
+  CASES_FFT_CHECK(cufftSetAutoAllocation(h, 0));
+  long long len = static_cast<long long>(length);
+  std::size_t size = 0;
+  CASES_FFT_CHECK(cufftMakePlanMany64(h, 1, &len, nullptr, 1, len, nullptr, 1, len, CUFFT_C2C,
+                                      static_cast<long long>(rows), &size));
+  return size;
+}
+}  // namespace
+
+RowFfts::RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus) : device_(device), stream_(stream) {
   const auto k = static_cast<std::size_t>(gpus);
-  length_[0] = s.n1;
-  rows_[0] = s.n2 / k;
-  length_[1] = s.n2;
-  rows_[1] = s.n1 / k;
   try {
     CUSH_CUDA_CHECK(cudaSetDevice(device));
-    std::size_t sizes[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
-      cufftHandle h = 0;
-      CASES_FFT_CHECK(cufftCreate(&h));
-      plans_[i] = h;
-      made_[i] = true;
-      CASES_FFT_CHECK(cufftSetAutoAllocation(h, 0));
-      long long len = static_cast<long long>(length_[i]);
-      CASES_FFT_CHECK(cufftMakePlanMany64(h, 1, &len, nullptr, 1, len, nullptr, 1, len, CUFFT_C2C,
-                                          static_cast<long long>(rows_[i]), &sizes[i]));
-      CASES_FFT_CHECK(cufftSetStream(h, stream));
+    for (const auto [length, rows] : {std::pair{s.n1, s.n2 / k}, std::pair{s.n2, s.n1 / k}}) {
+      Batch& b = plans_.emplace_back();
+      b.length = length;
+      b.rows = rows;
+      work_bytes_ = std::max(work_bytes_, make_plan(b.handle, b.made, length, rows));
     }
-    work_bytes_ = std::max(sizes[0], sizes[1]);
     if (work_bytes_ > 0) CUSH_CUDA_CHECK(cudaMalloc(&work_, work_bytes_));
-    for (int i = 0; i < 2; ++i) CASES_FFT_CHECK(cufftSetWorkArea(plans_[i], work_));
+    for (Batch& b : plans_) CASES_FFT_CHECK(cufftSetWorkArea(b.handle, work_));
   } catch (...) {
     release();
     throw;
   }
 }
 
-RowFfts::RowFfts(RowFfts&& o) noexcept : device_(o.device_), work_(o.work_), work_bytes_(o.work_bytes_) {
-  for (int i = 0; i < 2; ++i) {
-    plans_[i] = std::exchange(o.plans_[i], 0);
-    made_[i] = std::exchange(o.made_[i], false);
-    length_[i] = o.length_[i];
-    rows_[i] = o.rows_[i];
-  }
+RowFfts::RowFfts(RowFfts&& o) noexcept
+    : device_(o.device_), stream_(o.stream_), plans_(std::move(o.plans_)), work_(o.work_), work_bytes_(o.work_bytes_) {
+  o.plans_.clear();
   o.work_ = nullptr;
 }
 
 RowFfts::~RowFfts() { release(); }
 
 void RowFfts::release() noexcept {
-  if (!made_[0] && !made_[1] && work_ == nullptr) return;
+  if (plans_.empty() && work_ == nullptr) return;
   int previous = 0;
   CUSH_CUDA_CHECK_NOEXCEPT(cudaGetDevice(&previous));
   CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
-  for (int i = 0; i < 2; ++i)
-    if (made_[i]) cufftDestroy(plans_[i]);  // waits for nothing: the owner synchronised its stream
-  made_[0] = made_[1] = false;
+  for (Batch& b : plans_) {
+    if (b.made) cufftDestroy(b.handle);  // waits for nothing: the owner synchronised its streams
+    if (b.own != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b.own));
+  }
+  plans_.clear();
   if (work_ != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(work_));
   work_ = nullptr;
   CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous));
 }
 
-void RowFfts::run(Complex* data, std::size_t rows, std::size_t length, Direction d) {
-  const int i = length == length_[0] && rows == rows_[0] ? 0 : 1;
-  if (length != length_[i] || rows != rows_[i])
+RowFfts::Batch& RowFfts::batch(std::size_t length, std::size_t rows) {
+  bool known = false;
+  for (std::size_t i = 0; i < 2 && i < plans_.size(); ++i) known = known || (plans_[i].length == length && rows <= plans_[i].rows);
+  if (!known)
     throw std::invalid_argument("cases::fft::RowFfts: no plan for " + std::to_string(rows) + " rows of " +
                                 std::to_string(length));
-  CASES_FFT_CHECK(cufftExecC2C(plans_[i], data, data, d == Direction::forward ? CUFFT_FORWARD : CUFFT_INVERSE));
+  for (Batch& b : plans_)
+    if (b.length == length && b.rows == rows) return b;
+  // A chunk's plan (the device is current: run's caller made it so).
+  plans_.reserve(plans_.size() + 1);  // the emplace below cannot throw
+  Batch chunk;
+  chunk.length = length;
+  chunk.rows = rows;
+  try {
+    const std::size_t size = make_plan(chunk.handle, chunk.made, length, rows);
+    if (size > work_bytes_) CUSH_CUDA_CHECK(cudaMalloc(&chunk.own, size));
+    CASES_FFT_CHECK(cufftSetWorkArea(chunk.handle, chunk.own != nullptr ? chunk.own : work_));
+  } catch (...) {
+    if (chunk.made) cufftDestroy(chunk.handle);
+    if (chunk.own != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(chunk.own));
+    throw;
+  }
+  return plans_.emplace_back(chunk);
+}
+
+void RowFfts::run(Complex* data, std::size_t rows, std::size_t length, Direction d, cudaStream_t stream) {
+  Batch& b = batch(length, rows);
+  CASES_FFT_CHECK(cufftSetStream(b.handle, stream != nullptr ? stream : stream_));
+  CASES_FFT_CHECK(cufftExecC2C(b.handle, data, data, d == Direction::forward ? CUFFT_FORWARD : CUFFT_INVERSE));
 }
 
 }  // namespace fft

@@ -39,7 +39,8 @@ std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::si
 
 /// One GPU's batched cuFFT plans for the row FFTs of a shape over `gpus` GPUs: N2 / K rows of
 /// length N1 and N1 / K rows of length N2, in place, contiguous, on `stream`, sharing one work
-/// area. Made with `device` current; must be destroyed with any device current.
+/// area; plans for fewer rows (a pipelined transpose's chunks) are made at their first use.
+/// Made with `device` current; must be destroyed with any device current.
 class RowFfts {
  public:
   RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus);
@@ -48,17 +49,24 @@ class RowFfts {
   RowFfts(const RowFfts&) = delete;
   RowFfts& operator=(const RowFfts&) = delete;
   RowFfts& operator=(RowFfts&&) = delete;
-  /// `rows` row FFTs of length `length` (one of the two the plans were made for) on `data`.
-  void run(Complex* data, std::size_t rows, std::size_t length, Direction d);
+  /// `rows` row FFTs of length `length` (one of the two the plans were made for; at most the
+  /// plan's rows) on `data`, on `stream` (nullptr: the constructor's), `device` current.
+  void run(Complex* data, std::size_t rows, std::size_t length, Direction d, cudaStream_t stream = nullptr);
   /// Bytes of the work area.
   [[nodiscard]] std::size_t work_bytes() const { return work_bytes_; }
 
  private:
+  struct Batch {
+    std::size_t length = 0, rows = 0;
+    int handle = 0;       // cufftHandle
+    bool made = false;    // handle is a plan to destroy
+    void* own = nullptr;  // its own work area, where the shared one is too small
+  };
+  Batch& batch(std::size_t length, std::size_t rows);
   void release() noexcept;
   int device_ = -1;
-  int plans_[2] = {0, 0};  // cufftHandle, for lengths N1 and N2
-  bool made_[2] = {false, false};
-  std::size_t length_[2] = {0, 0}, rows_[2] = {0, 0};
+  cudaStream_t stream_ = nullptr;
+  std::vector<Batch> plans_;  // the two whole plans first
   void* work_ = nullptr;
   std::size_t work_bytes_ = 0;
 };

@@ -1,11 +1,14 @@
 // Case "fft", multi-GPU raw CUDA: each GPU holds N / K points in two buffers (the data and the
-// target of the next transpose), its batched row FFTs, a stream and two events. A transpose
+// target of the next transpose), its batched row FFTs, two streams and four events. A transpose
 // launches, on every GPU g, one kernel per GPU h that stores g's tiles of h's rows straight into
 // h's buffer through a peer pointer; g first waits for h's earlier work (h may still read that
-// buffer), and h then waits for every g before it reads the result.
+// buffer), and h then waits for every g before it reads the result. Row FFTs followed by a
+// transpose run chunk by chunk: a chunk's tiles move on the second stream after its FFTs, while
+// the next chunk's FFTs run.
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -19,8 +22,8 @@ namespace fft {
 
 struct MultiCuda::Gpu {
   int device = -1;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t ready = nullptr, wrote = nullptr;
+  cudaStream_t stream = nullptr, mover = nullptr;  // mover: a pipelined transpose's chunks
+  cudaEvent_t ready = nullptr, wrote = nullptr, chunk = nullptr, moved = nullptr;
   Complex* buf[2] = {nullptr, nullptr};
   std::unique_ptr<RowFfts> ffts;
 };
@@ -49,6 +52,7 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
   if (gpus.cuda.empty()) throw std::invalid_argument("cases::fft::MultiCuda: no GPU given (gpus.cuda is empty)");
   const int k = static_cast<int>(gpus.cuda.size());
   shape_ = fft::shape(n, k, options.n1);
+  chunks_ = options.chunks;
   enable_peers(gpus.cuda);
   const std::size_t part = n / static_cast<std::size_t>(k);
   try {
@@ -58,8 +62,9 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
       g.device = id;
       CUSH_CUDA_CHECK(cudaSetDevice(id));
       CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
-      CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming));
-      CUSH_CUDA_CHECK(cudaEventCreateWithFlags(&g.wrote, cudaEventDisableTiming));
+      CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.mover, cudaStreamNonBlocking));
+      for (cudaEvent_t* e : {&g.ready, &g.wrote, &g.chunk, &g.moved})
+        CUSH_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       for (Complex*& b : g.buf) CUSH_CUDA_CHECK(cudaMalloc(&b, part * sizeof(Complex)));
       g.ffts = std::make_unique<RowFfts>(id, g.stream, shape_, k);
     }
@@ -79,9 +84,11 @@ void MultiCuda::release() {
     g.ffts.reset();
     for (Complex* b : g.buf)
       if (b != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
-    if (g.ready != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(g.ready));
-    if (g.wrote != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(g.wrote));
-    if (g.stream != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(g.stream));
+    if (g.mover != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(g.mover));
+    for (cudaEvent_t e : {g.ready, g.wrote, g.chunk, g.moved})
+      if (e != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
+    for (cudaStream_t st : {g.stream, g.mover})
+      if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(st));
   }
   gpus_.clear();
 }
@@ -122,15 +129,73 @@ void MultiCuda::transpose(const Step& step) {
   current_ = 1 - current_;
 }
 
+// The chunks of a GPU's `rows` rows in a pipelined transpose: Options::chunks, at most one a row,
+// or cush::TransposeOptions's rule written out (1 on one GPU, else the most of 8, 4, 2 dividing
+// the rows with at least 16 MiB a chunk).
+std::size_t MultiCuda::chunks(std::size_t rows) const {
+  if (chunks_ != 0) return std::min(chunks_, rows);
+  bool one_gpu = true;
+  for (const Gpu& g : gpus_) one_gpu = one_gpu && g.device == gpus_[0].device;
+  if (one_gpu) return 1;
+  const std::size_t bytes = shape_.n / gpus_.size() * sizeof(Complex);
+  for (std::size_t c = 8; c > 1; c /= 2)
+    if (rows % c == 0 && bytes / c >= (std::size_t{16} << 20)) return c;
+  return 1;
+}
+
+// Row FFTs and the transpose after them, chunk by chunk: on every GPU chunk c's FFTs run on its
+// stream, and its tiles move on the mover stream after them, while chunk c + 1's FFTs run.
+void MultiCuda::pipelined(const Step& fft, const Step& step) {
+  const std::size_t k = gpus_.size();
+  const std::size_t rows = step.rows / k, cols = step.cols / k;
+  const std::size_t count = chunks(rows);
+  for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaEventRecord(h.ready, h.stream));
+  for (Gpu& g : gpus_) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g.device));
+    for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(g.stream, h.ready, 0));
+  }
+  for (std::size_t c = 0; c < count; ++c)
+    for (std::size_t g = 0; g < k; ++g) {
+      Gpu& src = gpus_[g];
+      const std::size_t begin = c * rows / count, n = (c + 1) * rows / count - begin;
+      Complex* part = src.buf[current_] + begin * step.cols;
+      CUSH_CUDA_CHECK(cudaSetDevice(src.device));
+      src.ffts->run(part, n, fft.cols, fft.direction, src.stream);
+      cudaStream_t move = count > 1 ? src.mover : src.stream;
+      if (count > 1) {
+        CUSH_CUDA_CHECK(cudaEventRecord(src.chunk, src.stream));
+        CUSH_CUDA_CHECK(cudaStreamWaitEvent(src.mover, src.chunk, 0));
+      }
+      for (std::size_t h = 0; h < k; ++h)
+        launch_transpose(part, n, step.cols, g * rows + begin, h * cols, cols,
+                         gpus_[h].buf[1 - current_] + g * rows + begin, step.rows, shape_.n, step.twiddle, move);
+    }
+  for (Gpu& g : gpus_) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g.device));
+    if (count > 1) {
+      CUSH_CUDA_CHECK(cudaEventRecord(g.moved, g.mover));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.moved, 0));
+    }
+    CUSH_CUDA_CHECK(cudaEventRecord(g.wrote, g.stream));
+  }
+  for (Gpu& h : gpus_)
+    for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(h.stream, g.wrote, 0));
+  current_ = 1 - current_;
+}
+
 void MultiCuda::run(const std::vector<Step>& steps) {
-  for (const Step& step : steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
     if (step.kind == Step::transpose) {
       transpose(step);
-      continue;
-    }
-    for (Gpu& g : gpus_) {
-      CUSH_CUDA_CHECK(cudaSetDevice(g.device));
-      g.ffts->run(g.buf[current_], step.rows / gpus_.size(), step.cols, step.direction);
+    } else if (i + 1 < steps.size()) {
+      pipelined(step, steps[i + 1]);
+      ++i;
+    } else {
+      for (Gpu& g : gpus_) {
+        CUSH_CUDA_CHECK(cudaSetDevice(g.device));
+        g.ffts->run(g.buf[current_], step.rows / gpus_.size(), step.cols, step.direction);
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 // Case "fft", multi-GPU cush: the data is a plan of N points over the GPUs, and a second plan on
 // the same streams takes each transpose; cush::transpose moves every tile straight to the GPU
-// that owns its place and applies the twiddle on the way; cuFFT runs the row FFTs on each segment.
+// that owns its place and applies the twiddle on the way; cuFFT runs the row FFTs on each segment,
+// as the transpose's producer where a transpose follows them (chunk by chunk, overlapped).
 
 #include <stdexcept>
 #include <utility>
@@ -19,28 +20,38 @@ struct MultiCush::State {
   State(std::size_t n, const Devices& gpus, Options o);
   void run(const std::vector<Step>& steps);
   Shape shape;
+  std::size_t chunks;
   std::vector<RowFfts> ffts;  // per segment; destroyed after the plans, which wait for their streams
   cush::Plan<Complex> a, b;   // the data, the next transpose's target
 };
 
 // (Defined out of the class, where pmccabe, which the complexity report uses, counts them.)
 MultiCush::State::State(std::size_t n, const Devices& gpus, Options o)
-    : shape(fft::shape(n, gpus.count(), o.n1)), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
+    : shape(fft::shape(n, gpus.count(), o.n1)), chunks(o.chunks), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
   a.for_each([&](cush::Segment<Complex> s) {
     ffts.emplace_back(cush::physical_device(s.device()), s.stream(), shape, gpus.count());
   });
 }
 
 void MultiCush::State::run(const std::vector<Step>& steps) {
-  for (const Step& step : steps) {
-    if (step.kind == Step::transpose) {
-      cush::transpose(a, b, step.rows, step.cols, Twiddle{shape.n, step.twiddle});
-      std::swap(a, b);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    if (step.kind == Step::fft && i + 1 == steps.size()) {
+      a.for_each([&](cush::Segment<Complex> s) {
+        ffts[s.pos()].run(s.data(), step.rows / ffts.size(), step.cols, step.direction);
+      });
       continue;
     }
-    a.for_each([&](cush::Segment<Complex> s) {
-      ffts[s.pos()].run(s.data(), step.rows / ffts.size(), step.cols, step.direction);
-    });
+    cush::TransposeOptions o;
+    if (step.kind == Step::fft) {  // the row FFTs chunk by chunk, each chunk's transpose after it
+      o.chunks = chunks;
+      o.produce = [&](const cush::TransposeChunk& c) {
+        ffts[c.pos].run(static_cast<Complex*>(c.data), c.rows, step.cols, step.direction, c.stream);
+      };
+    }
+    const Step& t = steps[step.kind == Step::fft ? ++i : i];
+    cush::transpose(a, b, t.rows, t.cols, Twiddle{shape.n, t.twiddle}, o);
+    std::swap(a, b);
   }
 }
 

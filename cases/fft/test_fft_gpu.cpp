@@ -81,8 +81,8 @@ std::string name(Order o) { return o == Order::natural ? "natural" : "transposed
 /// Forward and inverse of variant V on x in the orders (in, out), against X = cuFFT(x).
 template <class V>
 void check_orders(const std::vector<Complex>& x, const std::vector<Complex>& X, const Devices& gpus, Order in,
-                  Order out) {
-  V v(x.size(), gpus);
+                  Order out, fft::Options options = {}) {
+  V v(x.size(), gpus, options);
   const fft::Shape& s = v.shape();
   const double n = static_cast<double>(x.size());
   std::vector<Complex> got(x.size());
@@ -144,12 +144,12 @@ std::vector<Complex> direct_convolution(const std::vector<Complex>& x, const std
 // order. The kernel's spectrum is not waited for: convolve() orders itself after it.
 template <class V>
 std::vector<Complex> convolved(const std::vector<Complex>& x, const std::vector<Complex>& h, const Devices& gpus,
-                               Order order) {
+                               Order order, fft::Options options = {}) {
   constexpr Order spectrum = std::is_same_v<V, fft::Single> ? Order::natural : Order::transposed;
-  V k(x.size(), gpus);
+  V k(x.size(), gpus, options);
   k.load(h.data());
   k.forward(Order::natural, spectrum);
-  V v(x.size(), gpus);
+  V v(x.size(), gpus, options);
   const fft::Shape& s = v.shape();
   const std::vector<Complex> x_in = fft::arrange(s, Domain::time, order, x);
   std::vector<Complex> got(x.size());
@@ -210,6 +210,43 @@ TEST_P(FftOrders, EveryOrderMatchesCufft) {
 // Odd and even exponents (square and 2:1 splits), small and large.
 INSTANTIATE_TEST_SUITE_P(Sizes, FftOrders, ::testing::Values(10, 11, 13, 16, 19, 24),
                          [](const ::testing::TestParamInfo<int>& i) { return "N2e" + std::to_string(i.param); });
+
+// Pipelined transposes (Options::chunks): every pair of orders, forward, inverse and round trips,
+// chunk counts that divide the rows and one that does not (3), and more chunks than a GPU has rows
+// (2^10 on 8 GPUs: 4 rows each).
+TEST(FftChunks, EveryOrderAndChunkCountMatchesCufft) {
+  CUSH_REQUIRE_GPUS(1);
+  for (int e : {10, 13, 19}) {
+    const std::size_t n = std::size_t{1} << e;
+    const std::vector<Complex> x = random_signal(n, static_cast<unsigned>(200 + e));
+    const std::vector<Complex> X = reference(x);
+    for (int k : gpu_counts())
+      for (std::size_t chunks : {1, 2, 3, 8})
+        for (Order in : {Order::natural, Order::transposed})
+          for (Order out : {Order::natural, Order::transposed}) {
+            SCOPED_TRACE("N = 2^" + std::to_string(e) + " on " + std::to_string(k) + " GPUs, " + std::to_string(chunks) +
+                         " chunks");
+            const fft::Options o{0, chunks};
+            check_orders<fft::MultiCuda>(x, X, devices(k, chunks % 2 == 1), in, out, o);
+            check_orders<fft::MultiCush>(x, X, devices(k, chunks % 2 == 0), in, out, o);
+            if (HasFatalFailure()) return;
+          }
+  }
+}
+
+TEST(FftChunks, ConvolutionMatchesOneGpu) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::size_t n = std::size_t{1} << 16;
+  const std::vector<Complex> x = random_signal(n, 31), h = random_signal(n, 32);
+  const std::vector<Complex> want = convolved<fft::Single>(x, h, Devices::first(1), Order::natural);
+  for (int k : gpu_counts())
+    for (Order order : {Order::natural, Order::transposed}) {
+      SCOPED_TRACE(std::to_string(k) + " GPUs, signal " + name(order));
+      const fft::Options o{0, 4};
+      EXPECT_LT(rel_l2(convolved<fft::MultiCuda>(x, h, devices(k, true), order, o), want), kConvolutionTolerance);
+      EXPECT_LT(rel_l2(convolved<fft::MultiCush>(x, h, devices(k, false), order, o), want), kConvolutionTolerance);
+    }
+}
 
 // One large transform: 2^28 (2 GiB of data), natural orders, every GPU count, raw and cush.
 TEST(FftLarge, TwoToThe28) {

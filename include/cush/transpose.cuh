@@ -80,14 +80,17 @@ template <class T, class F>
 void transpose_with(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols, const F& f,
                     const TransposeOptions& options, const char* where) {
   TransposeOp op(src, dst, rows, cols, sizeof(T), options, where);
-  for (std::size_t i = 0; i < op.sources(); ++i) {
-    const TransposeSource& s = op.source(i);
-    {
-      DeviceGuard guard(s.device);
-      launch_transpose<T>(s, cols, f);
+  const std::size_t chunks = op.chunks();
+  for (std::size_t k = 0; k < chunks; ++k)
+    for (std::size_t i = 0; i < op.sources(); ++i) {
+      if (k >= op.chunks(i)) continue;
+      const TransposeSource s = op.prepare(i, k);
+      {
+        DeviceGuard guard(s.device);
+        launch_transpose<T>(s, cols, f);
+      }
+      op.launched(i, k);
     }
-    op.launched(i);
-  }
   op.finish();
 }
 

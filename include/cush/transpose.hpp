@@ -28,17 +28,46 @@
 ///
 /// From a .cu file, `cush/transpose.cuh` adds an overload that applies a device function to
 /// every element on the way (a twiddle factor, a scaling): the same single pass.
+///
+/// **Pipelined** (TransposeOptions::produce): when the rows are the output of work of your own
+/// (a distributed FFT's row transforms), cush can cut each device's rows into chunks, call
+/// `produce` for each chunk to enqueue that work, and start moving a chunk as soon as its rows
+/// are written, on a second stream, while the next chunk is produced:
+///
+/// @code
+/// cush::TransposeOptions o;
+/// o.chunks = 4;  // 0: cush chooses
+/// o.produce = [&](const cush::TransposeChunk& c) {
+///   row_ffts(c.data, c.rows, c.stream);  // write rows [c.row0, c.row0 + c.rows) of the matrix
+/// };
+/// cush::transpose(rows, cols, n1, n2, o);
+/// @endcode
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "cush/plan.hpp"
 
 namespace cush {
 
-/// @brief How cush::transpose moves the tiles bound for another device.
+/// @brief One chunk of a pipelined transpose, as TransposeOptions::produce sees it: rows
+/// [row0, row0 + rows) of the source matrix, all on one device.
+struct TransposeChunk {
+  std::size_t pos = 0;            ///< the device's position in the source plan's device set
+  int device = -1;                ///< its cush (logical) id, the current device while produce runs
+  cudaStream_t stream = nullptr;  ///< enqueue the work that writes the chunk's rows here
+  void* data = nullptr;           ///< the chunk's first element in the source's buffer
+  std::size_t row0 = 0;           ///< its first row in the global matrix
+  std::size_t rows = 0;           ///< its rows (at least 1)
+  std::size_t index = 0;          ///< which chunk of this device's
+  std::size_t count = 1;          ///< chunks on this device
+};
+
+/// @brief How cush::transpose moves the tiles bound for another device, and whether it is
+/// pipelined with the work that writes the rows.
 struct TransposeOptions {
   enum class Path {
     automatic,  ///< direct where the two devices reach each other, staged otherwise
@@ -46,6 +75,18 @@ struct TransposeOptions {
     staged,     ///< a scratch buffer on the source, then a 2D peer copy (for every other device)
   };
   Path path = Path::automatic;
+  /// With `produce`: the chunks each source device's rows are cut into (as even as whole rows
+  /// allow; a device with fewer rows gets a chunk a row). 0: cush chooses, 1 where every target
+  /// of the device is on its own GPU, else the most of 2, 4 or 8 that divide its rows and leave
+  /// at least 16 MiB a chunk. Without `produce` it must be 0 or 1 (InvalidArgument).
+  std::size_t chunks = 0;
+  /// Called on the host for every chunk, chunk 0 of every device first, then chunk 1, ..., with
+  /// the chunk's device current: it enqueues on `chunk.stream` the work that writes the chunk's
+  /// rows (and may touch no other rows of the source). The chunk's transpose runs after it, on a
+  /// second stream when there are several chunks, so that it overlaps the next chunk's work. If
+  /// it throws, what was enqueued is finished, dst is left unspecified and the exception
+  /// propagates.
+  std::function<void(const TransposeChunk&)> produce;
 };
 
 namespace detail {
@@ -72,9 +113,10 @@ struct TransposeSource {
 };
 
 /// The host side of one transpose: checks the arguments, orders the streams, lists what each
-/// source device's kernel writes, and, after each launch, enqueues the staged copies.
-/// Used as: construct; for each source, launch its kernel on source(i).stream with its device
-/// current, then launched(i); then finish().
+/// source device's kernel writes, calls the producer, and, after each launch, enqueues the
+/// staged copies. Used as: construct; for k = 0 .. chunks() - 1, for each source i with
+/// k < chunks(i): s = prepare(i, k), launch the kernel of s on s.stream with s.device current,
+/// launched(i, k); then finish().
 class TransposeOp {
  public:
   TransposeOp(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols, std::size_t element_size,
@@ -85,9 +127,15 @@ class TransposeOp {
 
   /// The source devices with rows (none is empty).
   [[nodiscard]] std::size_t sources() const noexcept;
-  [[nodiscard]] const TransposeSource& source(std::size_t i) const;
-  /// After source i's kernel is enqueued: its staged copies (and the scratch buffer's release).
-  void launched(std::size_t i);
+  /// Source i's chunks, and the most of any source.
+  [[nodiscard]] std::size_t chunks(std::size_t i) const;
+  [[nodiscard]] std::size_t chunks() const noexcept;
+  /// Chunk k of source i: runs the producer (with the device current), orders the stream the
+  /// chunk's kernel goes on after it, and returns the chunk's rows and targets.
+  TransposeSource prepare(std::size_t i, std::size_t k);
+  /// After chunk k of source i is enqueued: its staged copies (and after the last chunk the
+  /// scratch buffers' release).
+  void launched(std::size_t i, std::size_t k);
   /// Orders both plans' streams after the transpose.
   void finish();
 

@@ -8,8 +8,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/peer_access.hpp"
@@ -17,6 +20,7 @@
 #include "core/cuda_devices.hpp"
 #include "cush/error.hpp"
 #include "cush/transpose.cuh"
+#include "cush/virtual_gpus.hpp"
 #include "host/plan_impl.hpp"
 #include "ops/op_streams.hpp"
 
@@ -75,24 +79,33 @@ bool direct(int from, int to, TransposeOptions::Path path, const char* where) {
 struct TransposeOp::Impl {
   Impl(const Endpoint& src, const Endpoint& dst) : ops(src, dst) {}
   OpStreams ops;
-  std::vector<TransposeSource> sources;
   struct Staged {
+    int target = 0;  // its entry in the source's targets
     void* scratch = nullptr;
-    cudaStream_t stream = nullptr;
+    cudaStream_t stream = nullptr;  // where the copies and the release go
     int device = -1;
     // The 2D copy into the target names both devices (a cudaMemcpy2DAsync inferring them from
     // the pointers was refused between two GPUs); between devices that reach each other (peer
     // access enabled, the scratch pool shared) it runs over the links, else through the host.
-    void* dst = nullptr;
+    void* dst = nullptr;  // where the source's first row lands
     int dst_device = -1;
-    std::size_t dpitch = 0, width = 0, height = 0;
+    std::size_t dpitch = 0;
     bool released = false;
   };
-  std::vector<std::vector<Staged>> staged;  // per source
-  bool finished = false;                     // finish() ran: the operation was enqueued whole
+  struct Source {
+    TransposeSource whole;  // all its rows; staged targets point at the whole scratch buffer
+    std::size_t part = 0;   // its participant in ops
+    std::size_t pos = 0;    // its position in the source plan
+    std::size_t chunks = 1;
+    std::vector<Staged> staged;
+  };
+  std::vector<Source> sources;
+  std::size_t cols = 0, element_size = 0;
+  std::function<void(const TransposeChunk&)> produce;
+  bool finished = false;  // finish() ran: the operation was enqueued whole
 
-  void plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, std::size_t cols,
-                    std::size_t element_size, const std::vector<char>& straight, const char* where);
+  void plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, const std::vector<char>& straight,
+                    std::size_t chunks, const char* where);
   void abandon() noexcept;
   void release(Staged& s) noexcept {
     if (s.released || s.scratch == nullptr) return;
@@ -101,7 +114,26 @@ struct TransposeOp::Impl {
     // would terminate; found by fault injection).
     CUSH_CUDA_CHECK_NOEXCEPT(cudaFreeAsync(s.scratch, s.stream));
   }
+  /// Rows [begin, end) of source i's chunk k, counted from its first row.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> chunk_rows(const Source& s, std::size_t k) const {
+    return {k * s.whole.rows / s.chunks, (k + 1) * s.whole.rows / s.chunks};
+  }
 };
+
+namespace {
+
+/// The chunks of a source with `rows` rows of `bytes` bytes in all: `forced` (at most one a row),
+/// or cush's choice (TransposeOptions::chunks).
+std::size_t chunk_count(std::size_t forced, std::size_t rows, std::size_t bytes, bool all_local) {
+  if (forced != 0) return std::min(forced, rows);
+  if (all_local) return 1;
+  constexpr std::size_t least = std::size_t{16} << 20;
+  for (std::size_t c = 8; c > 1; c /= 2)
+    if (rows % c == 0 && bytes / c >= least) return c;
+  return 1;
+}
+
+}  // namespace
 
 TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size_t rows, std::size_t cols,
                          std::size_t element_size, const TransposeOptions& options, const char* where) {
@@ -124,9 +156,17 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
                     std::to_string(to) + " failed");
     }
 
+  if (!options.produce && options.chunks > 1)
+    throw InvalidArgument(where, "options", "chunks is " + std::to_string(options.chunks) +
+                                                " without produce; chunks pipeline the transpose with the work that "
+                                                "produce enqueues");
+
   impl_ = std::make_unique<Impl>(src.endpoint(), dst.endpoint());
+  impl_->cols = cols;
+  impl_->element_size = element_size;
+  impl_->produce = options.produce;
   try {
-    impl_->plan_sources(src, dst, rows, cols, element_size, straight, where);
+    impl_->plan_sources(src, dst, rows, straight, options.chunks, where);
   } catch (...) {
     // A constructor that throws runs no destructor: free the staging buffers made so far, and
     // let what was enqueued finish (fault injection found both missing).
@@ -140,30 +180,34 @@ void TransposeOp::Impl::abandon() noexcept {
     finish_devices(ops.devices());
   } catch (...) {  // out of host memory listing the devices: the frees below still wait in order
   }
-  for (auto& list : staged)
-    for (auto& s : list) release(s);
+  for (auto& source : sources)
+    for (auto& s : source.staged) release(s);
 }
 
-void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, std::size_t cols,
-                                     std::size_t element_size, const std::vector<char>& straight, const char* where) {
+void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows,
+                                     const std::vector<char>& straight, std::size_t chunks, const char* where) {
   const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
   for (std::size_t g = 0; g < nsrc; ++g) {
     const Range& mine = src.layout.segment(g);
     if (mine.count == 0) continue;
-    const std::size_t sg = ops.of_src(g);
-    TransposeSource s;
+    // Listed before anything that may throw below, so that abandon() releases its buffers.
+    Source& source = sources.emplace_back();
+    source.part = ops.of_src(g);
+    source.pos = g;
+    TransposeSource& s = source.whole;
     s.device = src.devices[g];
-    s.stream = ops.work(sg);
+    s.stream = ops.work(source.part);
     s.data = src.data[g];
     s.row0 = mine.offset / cols;
     s.rows = mine.count / cols;
-    std::vector<Staged>& kept = staged.emplace_back();
+    bool all_local = true;
     for (std::size_t h = 0; h < ndst; ++h) {
       const Range& theirs = dst.layout.segment(h);
       if (theirs.count == 0) continue;
+      all_local = all_local && physical_device(dst.devices[h]) == physical_device(s.device);
       const std::size_t th = ops.of_dst(h);
-      ops.order(sg, th);       // h's earlier work is done with its part of dst
-      ops.after_done(th, sg);  // and its later work sees what g wrote
+      ops.order(source.part, th);  // h's earlier work is done with its part of dst
+      ops.after_done(th, source.part);  // and its later work sees what g wrote
       TransposeTarget t;
       t.col0 = theirs.offset / rows;
       t.cols = theirs.count / rows;
@@ -171,7 +215,8 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
         t.data = dst.data[h];
         t.pitch = rows;
       } else {
-        Staged& st = kept.emplace_back();
+        Staged& st = source.staged.emplace_back();
+        st.target = s.targets.count;
         st.device = s.device;
         st.stream = s.stream;
         {
@@ -189,34 +234,82 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
         st.dst_device = dst.devices[h];
         if (can_reach(s.device, st.dst_device)) (void)enable_peer_access_once(s.device, st.dst_device);
         st.dpitch = rows * element_size;
-        st.width = s.rows * element_size;
-        st.height = t.cols;
       }
       s.targets.max_cols = std::max(s.targets.max_cols, t.cols);
       s.targets.t[s.targets.count++] = t;
     }
-    sources.push_back(s);
+    source.chunks = produce ? chunk_count(chunks, s.rows, mine.count * element_size, all_local) : 1;
   }
 }
 
 TransposeOp::~TransposeOp() {
   if (!impl_) return;
   if (!impl_->finished) {
-    impl_->abandon();  // a launch failed: finish what did start before freeing its buffers
+    impl_->abandon();  // a launch or the producer failed: finish what did start before freeing
     return;
   }
-  for (auto& list : impl_->staged)
-    for (auto& s : list) impl_->release(s);
+  for (auto& source : impl_->sources)
+    for (auto& s : source.staged) impl_->release(s);
 }
 
 std::size_t TransposeOp::sources() const noexcept { return impl_->sources.size(); }
 
-const TransposeSource& TransposeOp::source(std::size_t i) const { return impl_->sources.at(i); }
+std::size_t TransposeOp::chunks(std::size_t i) const { return impl_->sources.at(i).chunks; }
 
-void TransposeOp::launched(std::size_t i) {
-  for (Impl::Staged& s : impl_->staged.at(i)) {
-    copy_2d_between_devices(s.dst, s.dpitch, s.dst_device, s.scratch, s.width, s.device, s.width, s.height, s.stream);
-    impl_->release(s);
+std::size_t TransposeOp::chunks() const noexcept {
+  std::size_t most = 0;
+  for (const auto& s : impl_->sources) most = std::max(most, s.chunks);
+  return most;
+}
+
+TransposeSource TransposeOp::prepare(std::size_t i, std::size_t k) {
+  Impl::Source& source = impl_->sources.at(i);
+  const auto [begin, end] = impl_->chunk_rows(source, k);
+  const std::size_t elem = impl_->element_size;
+  TransposeSource c = source.whole;
+  c.row0 += begin;
+  c.rows = end - begin;
+  c.data = static_cast<const char*>(source.whole.data) + begin * impl_->cols * elem;
+  for (const Impl::Staged& st : source.staged) {  // the chunk's block of each scratch buffer
+    TransposeTarget& t = c.targets.t[st.target];
+    t.data = static_cast<char*>(st.scratch) + begin * t.cols * elem;
+    t.pitch = c.rows;
+    t.row_base = c.row0;
+  }
+  if (!impl_->produce) return c;
+  {
+    DeviceGuard guard(c.device);
+    TransposeChunk chunk;
+    chunk.pos = source.pos;
+    chunk.device = c.device;
+    chunk.stream = c.stream;
+    chunk.data = const_cast<void*>(c.data);
+    chunk.row0 = c.row0;
+    chunk.rows = c.rows;
+    chunk.index = k;
+    chunk.count = source.chunks;
+    impl_->produce(chunk);
+  }
+  if (source.chunks > 1) {  // the chunk moves on the second stream, after its rows are written
+    const cudaEvent_t written = impl_->ops.record(source.part, c.stream);
+    c.stream = impl_->ops.aux(source.part);
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(c.stream, written, 0));
+    for (Impl::Staged& st : source.staged) st.stream = c.stream;
+  }
+  return c;
+}
+
+void TransposeOp::launched(std::size_t i, std::size_t k) {
+  Impl::Source& source = impl_->sources.at(i);
+  const auto [begin, end] = impl_->chunk_rows(source, k);
+  const std::size_t elem = impl_->element_size;
+  for (Impl::Staged& s : source.staged) {
+    const TransposeTarget& t = source.whole.targets.t[s.target];
+    const std::size_t width = (end - begin) * elem;
+    copy_2d_between_devices(static_cast<char*>(s.dst) + begin * elem, s.dpitch, s.dst_device,
+                            static_cast<char*>(s.scratch) + begin * t.cols * elem, width, s.device, width, t.cols,
+                            s.stream);
+    if (k + 1 == source.chunks) impl_->release(s);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,168 @@ TEST_P(Transpose, IsOrderedWithBothPlansStreams) {
   for (std::size_t r = 0; r < s.rows; ++r)
     for (std::size_t c = 0; c < s.cols; ++c)
       ASSERT_EQ(out[c * s.rows + r], 2.0f * in[r * s.cols + c] + 1.0f) << r << ", " << c;
+}
+
+// Pipelined: produce writes each chunk's rows (after a spin, so that a chunk moved before its
+// rows are written reads the sentinel the source was filled with), and every chunk moves after
+// its own producer. Each device's chunks cover its rows in order, with the count asked for.
+struct Produced {
+  std::size_t pos, row0, rows, index, count;
+};
+
+template <class T>
+void check_pipelined(const std::vector<int>& ids, Shape s, bool weighted, Path path, std::size_t chunks, unsigned seed) {
+  const cush::DeviceSet gpus(ids);
+  const std::size_t n = s.rows * s.cols;
+  Plan<T> truth(gpus, n, rows_of(s.cols, weighted, ids.size()));
+  Plan<T> src(gpus, n, rows_of(s.cols, weighted, ids.size()));
+  std::vector<int> back(ids.rbegin(), ids.rend());
+  Plan<T> dst(cush::DeviceSet(back), n, rows_of(s.rows, !weighted, ids.size()));
+  const std::vector<T> in = random_matrix<T>(n, seed);
+  truth.scatter(in.data());
+  const std::vector<T> sentinel(n, T{});
+  src.scatter(sentinel.data());
+  truth.wait();
+  src.wait();
+
+  std::vector<Produced> calls;
+  TransposeOptions o{path};
+  o.chunks = chunks;
+  o.produce = [&](const cush::TransposeChunk& c) {
+    int current = -1;
+    CUSH_CUDA_CHECK(cudaGetDevice(&current));
+    EXPECT_EQ(current, cush::physical_device(c.device)) << "produce runs with the chunk's device current";
+    const cush::Segment<T> seg = src.segment(c.pos);
+    EXPECT_EQ(c.device, seg.device());
+    const std::size_t first_row = seg.offset() / s.cols;
+    EXPECT_EQ(c.data, static_cast<void*>(seg.data() + (c.row0 - first_row) * s.cols));
+    calls.push_back({c.pos, c.row0, c.rows, c.index, c.count});
+    cush_test::spin(c.stream, 0.3);
+    CUSH_CUDA_CHECK(cudaMemcpyAsync(c.data, truth.segment(c.pos).data() + (c.row0 - first_row) * s.cols,
+                                    c.rows * s.cols * sizeof(T), cudaMemcpyDeviceToDevice, c.stream));
+  };
+  cush::transpose(src, dst, s.rows, s.cols, o);
+  std::vector<T> out(n);
+  dst.gather(out.data());
+  dst.wait();
+  for (std::size_t r = 0; r < s.rows; ++r)
+    for (std::size_t c = 0; c < s.cols; ++c)
+      ASSERT_TRUE(same(out[c * s.rows + r], in[r * s.cols + c]))
+          << "element (" << r << ", " << c << ") of " << s.rows << " x " << s.cols << ", " << chunks << " chunks";
+
+  // Every device's chunks, in order, cover its rows; chunk 0 of every device comes first.
+  bool all_local = true;
+  for (int id : ids) all_local = all_local && cush::physical_device(id) == cush::physical_device(ids.front());
+  std::size_t seen_first = 0;
+  for (std::size_t pos = 0; pos < ids.size(); ++pos) {
+    const cush::Segment<T> seg = src.segment(pos);
+    const std::size_t rows = seg.size() / s.cols;
+    std::size_t next = seg.offset() / s.cols, index = 0;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const Produced& c = calls[k];
+      if (c.pos != pos) continue;
+      if (c.index == 0) ASSERT_EQ(k, seen_first++) << "chunk 0 of every device before any chunk 1";
+      ASSERT_EQ(c.index, index++);
+      ASSERT_EQ(c.row0, next);
+      ASSERT_GE(c.rows, 1u);
+      next += c.rows;
+      if (chunks != 0) ASSERT_EQ(c.count, std::min(chunks, rows));
+      if (chunks == 0 && all_local) ASSERT_EQ(c.count, 1u) << "nothing to overlap on one GPU";
+      ASSERT_LE(c.rows, rows / c.count + 1) << "chunks as even as whole rows allow";
+    }
+    ASSERT_EQ(next, seg.offset() / s.cols + rows) << "device " << pos << "'s rows covered";
+    if (chunks != 0) ASSERT_EQ(index, std::min(chunks, rows)) << "device " << pos << "'s chunks";
+  }
+}
+
+TEST_P(Transpose, PipelinedWithAProducerOnEveryDeviceOrder) {
+  CUSH_REQUIRE_GPUS(1);
+  unsigned seed = 100;
+  const Shape pipelined[] = {{1, 1000}, {37, 53}, {257, 129}, {96, 4100}};
+  for (const auto& ids : cush_test::device_orders())
+    for (const Shape s : pipelined)
+      for (std::size_t chunks : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}, std::size_t{0}}) {
+        const bool weighted = (seed & 1) != 0;
+        SCOPED_TRACE(cush_test::to_string(ids) + " " + std::to_string(s.rows) + " x " + std::to_string(s.cols) +
+                     ", " + std::to_string(chunks) + " chunks" + (weighted ? ", weighted" : ", uniform"));
+        check_pipelined<float>(ids, s, weighted, GetParam(), chunks, seed++);
+        if (HasFatalFailure()) return;
+      }
+  const std::vector<int> ids = cush_test::device_orders().back();
+  check_pipelined<double2>(ids, Shape{123, 77}, true, GetParam(), 5, 7);
+  check_pipelined<std::uint8_t>(ids, Shape{301, 45}, false, GetParam(), 4, 8);
+}
+
+__global__ void double_x(double2* v, std::size_t n) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) v[i].x *= 2.0;
+}
+
+TEST_P(Transpose, PipelinedAppliesAFunctionOnTheWay) {
+  CUSH_REQUIRE_GPUS(1);
+  const std::vector<int> ids = cush_test::device_orders().back();
+  const cush::DeviceSet gpus(ids);
+  const Shape s{301, 45};
+  const std::size_t n = s.rows * s.cols;
+  Plan<double2> src(gpus, n, rows_of(s.cols, true, ids.size()));
+  Plan<double2> dst(gpus, n, rows_of(s.rows, false, ids.size()));
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double2> in(n);
+  for (auto& v : in) v = make_double2(u(rng), u(rng));
+  src.scatter(in.data());
+  TransposeOptions o{GetParam()};
+  o.chunks = 3;
+  o.produce = [&](const cush::TransposeChunk& c) {  // the chunk's rows in place: x = 2 x
+    const std::size_t count = c.rows * s.cols;
+    double_x<<<static_cast<unsigned>((count + 127) / 128), 128, 0, c.stream>>>(static_cast<double2*>(c.data), count);
+    CUSH_CUDA_CHECK(cudaGetLastError());
+  };
+  cush::transpose(src, dst, s.rows, s.cols, Stamp{s.cols}, o);
+  std::vector<double2> out(n);
+  dst.gather(out.data());
+  dst.wait();
+  for (std::size_t r = 0; r < s.rows; ++r)
+    for (std::size_t c = 0; c < s.cols; ++c) {
+      const double2 want = in[r * s.cols + c];
+      const double2 got = out[c * s.rows + r];
+      ASSERT_EQ(got.x, (want.x * 2.0) * 2.0 + static_cast<double>(r * s.cols + c)) << r << ", " << c;
+      ASSERT_EQ(got.y, want.y) << r << ", " << c;
+    }
+}
+
+TEST(TransposeErrors, PipelineArgumentsAndAThrowingProducer) {
+  CUSH_REQUIRE_GPUS(1);
+  const cush::DeviceSet gpus = cush::DeviceSet::all();
+  const std::size_t k = gpus.size();
+  const std::size_t rows = 8 * k, cols = 16;
+  Plan<float> a(gpus, rows * cols, rows_of(cols, false, k));
+  Plan<float> b(gpus, rows * cols, rows_of(rows, false, k));
+  std::vector<float> in(rows * cols);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  a.scatter(in.data());
+  TransposeOptions o;
+  o.chunks = 4;  // without produce
+  try {
+    cush::transpose(a, b, rows, cols, o);
+    ADD_FAILURE() << "no exception";
+  } catch (const cush::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("without produce"), std::string::npos) << e.what();
+  }
+  // A producer that throws at its third call: the exception comes out, and the plans work after.
+  int calls = 0;
+  o.produce = [&](const cush::TransposeChunk&) {
+    if (++calls == 3) throw std::runtime_error("producer failed");
+  };
+  EXPECT_THROW(cush::transpose(a, b, rows, cols, o), std::runtime_error);
+  EXPECT_EQ(calls, 3);
+  o.produce = [](const cush::TransposeChunk&) {};
+  cush::transpose(a, b, rows, cols, o);
+  std::vector<float> out(rows * cols);
+  b.gather(out.data());
+  b.wait();
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << ", " << c;
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Transpose, ::testing::Values(Path::automatic, Path::direct, Path::staged),
