@@ -11,9 +11,10 @@
 //                                               inverse) of a signal kept in <order> (natural,
 //                                               transposed) with a kernel spectrum made once; the
 //                                               kernel is a unit impulse, so the data stays bounded
-//   case/fft_<mode>_chunks<c>/<variant>/<g>gpu/<e>  the multi-GPU variants with their row FFTs and
-//                                               transposes pipelined in c chunks a GPU (Options::
-//                                               chunks; the rows above take the automatic count)
+//   case/fft_<mode>_chunks<c>[_staged]/<variant>/<g>gpu/<e>  the multi-GPU variants with their row
+//                                               FFTs and transposes pipelined in c chunks a GPU
+//                                               (Options::chunks; the rows above take the automatic
+//                                               count), staged: through copy engines (Options::staged)
 //   part/fft/<piece>/1gpu/<e>                   the pieces of the cush variant on one GPU:
 //                                               rows_n1, rows_n2 (the two batched cuFFT stages),
 //                                               transpose, transpose_twiddle (cush::transpose, N points),
@@ -85,7 +86,8 @@ struct Loaded {
 };
 
 template <class V>
-void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mode m, bool e2e, std::size_t chunks = 0) {
+void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mode m, bool e2e, std::size_t chunks = 0,
+                bool staged = false) {
   // CUSH_BENCH_FFT_LOG2_N1 picks the first factor where it suits N and the GPU count.
   const std::size_t log2_n1 = cush::detail::env::size("CUSH_BENCH_FFT_LOG2_N1");
   std::size_t n1 = 0;
@@ -95,11 +97,11 @@ void transforms(benchmark::State& state, std::size_t n, cases::Devices gpus, Mod
     if (n1 % k != 0 || (n / n1) % k != 0) n1 = 0;
   }
   const std::string key = std::string(typeid(V).name()) + " " + std::to_string(n) + " " + std::to_string(gpus.count()) +
-                          " " + m.name + " " + std::to_string(e2e) + " " + std::to_string(n1) + " " + std::to_string(chunks);
+                          " " + m.name + " " + std::to_string(e2e) + " " + std::to_string(n1) + " " + std::to_string(chunks) + " " + std::to_string(staged);
   Loaded<V>* loaded = cush_bench::kept<Loaded<V>>(key, [&]() -> std::unique_ptr<Loaded<V>> {
     if (!fits(n, gpus, buffers<V>())) return nullptr;
     auto made = std::make_unique<Loaded<V>>();
-    made->v = std::make_unique<V>(n, gpus, fft::Options{n1, chunks});
+    made->v = std::make_unique<V>(n, gpus, fft::Options{n1, chunks, staged});
     if (e2e) CUSH_CUDA_CHECK(cudaMallocHost(&made->host, n * sizeof(fft::Complex)));
     std::vector<fft::Complex> x(e2e ? 0 : n);
     for (std::size_t i = 0; i < n; ++i) (e2e ? made->host : x.data())[i] = fft::Complex{static_cast<float>(i % 7), 0.5f};
@@ -210,15 +212,16 @@ void add(const std::string& family, const Mode& m, std::size_t n, int g, const s
 
 // The pipelined rows: chunk counts forced (2 or more GPUs).
 void add_chunked(const Mode& m, std::size_t n, int g) {
-  for (std::size_t c : {1, 2, 4, 8}) {
-    const std::string base = std::string("case/fft_") + m.name + "_chunks" + std::to_string(c);
-    const std::string tail = "/" + std::to_string(g) + "gpu/" + std::to_string(std::bit_width(n) - 1);
-    const cases::Devices gpus = cases::Devices::first(g);
-    cush_bench::add_timed(base + "/multi_cuda" + tail,
-                          [=](benchmark::State& s) { transforms<fft::MultiCuda>(s, n, gpus, m, false, c); }, true);
-    cush_bench::add_timed(base + "/multi_cush" + tail,
-                          [=](benchmark::State& s) { transforms<fft::MultiCush>(s, n, gpus, m, false, c); }, true);
-  }
+  for (std::size_t c : {1, 2, 4, 8})
+    for (bool staged : {false, true}) {
+      const std::string base = std::string("case/fft_") + m.name + "_chunks" + std::to_string(c) + (staged ? "_staged" : "");
+      const std::string tail = "/" + std::to_string(g) + "gpu/" + std::to_string(std::bit_width(n) - 1);
+      const cases::Devices gpus = cases::Devices::first(g);
+      cush_bench::add_timed(base + "/multi_cuda" + tail,
+                            [=](benchmark::State& s) { transforms<fft::MultiCuda>(s, n, gpus, m, false, c, staged); }, true);
+      cush_bench::add_timed(base + "/multi_cush" + tail,
+                            [=](benchmark::State& s) { transforms<fft::MultiCush>(s, n, gpus, m, false, c, staged); }, true);
+    }
 }
 
 }  // namespace

@@ -90,6 +90,10 @@ struct Options {
   /// GPU; else the most of 2, 4, 8 dividing the rows with at least 16 MiB a chunk), which the raw
   /// variant writes out.
   std::size_t chunks = 0;
+  /// The multi-GPU variants: each GPU transposes the tiles bound for another GPU into a scratch
+  /// buffer of its own, and copy engines move them (cudaMemcpy2DAsync, a chunk's copies beside the
+  /// next chunk's transpose); false: the transpose kernel stores them into the other GPU.
+  bool staged = false;
 };
 
 /// Single-GPU reference on gpus.cuda[0]: one cuFFT plan of N points (cufftMakePlanMany64),
@@ -155,12 +159,12 @@ class MultiCuda {
  private:
   struct Gpu;
   void run(const std::vector<Step>& steps);
-  void transpose(const Step& step);
+  void transpose(const Step* fft, const Step& transpose);
   void release();
-  void pipelined(const Step& fft, const Step& transpose);
   [[nodiscard]] std::size_t chunks(std::size_t rows) const;
   Shape shape_;
   std::size_t chunks_ = 0;
+  bool staged_ = false;
   std::vector<Gpu> gpus_;
   int current_ = 0;  // which buffer holds the data
 };

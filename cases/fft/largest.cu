@@ -1,11 +1,12 @@
-// Case "fft": the largest transforms one GPU holds, timed (README, "Largest transform").
+// Case "fft": the largest transforms one GPU, or several, hold, timed (README, "Largest transform").
 //
-//   cush_fft_largest [e ...]     (default: 32 33)
+//   cush_fft_largest [--gpus K] [--chunks C] [e ...]     (default: 1 GPU, C = 0, e = 32 33)
 //
-// For each 2^e: the cush variant on logical device 0 (forward, natural orders) and, where it
-// fits, the single cuFFT call; both on the same signal, a hash of the index, which a GPU kernel
-// recomputes to check 16 frequencies of each result by direct DFT in double precision. Each time
-// is the best of 3 after a warm-up. One JSON object per line on stdout; progress on stderr.
+// For each 2^e: the cush and raw variants on logical devices 0 .. K - 1 (forward, natural orders,
+// Options::chunks = C) and, on one GPU, the single cuFFT call, on 2, 4 or 8 GPUs cufftXt; all on
+// the same signal, a hash of the index, which a GPU kernel recomputes to check 16 frequencies of
+// each result by direct DFT in double precision. Each time is the best of 3 after a warm-up. One
+// JSON object per line on stdout (a variant that does not fit says why); progress on stderr.
 
 #include <cuda_runtime.h>
 
@@ -85,15 +86,15 @@ void fill(Complex* host, std::size_t n) {
 }
 
 template <class V>
-void measure(const char* variant, int e, Complex* host, const std::vector<std::size_t>& ks,
+void measure(const char* variant, int e, int gpus, std::size_t chunks, Complex* host, const std::vector<std::size_t>& ks,
              const std::vector<Complex>& want) {
   const std::size_t n = std::size_t{1} << e;
-  std::fprintf(stderr, "cush_fft_largest: %s at 2^%d: allocating\n", variant, e);
+  std::fprintf(stderr, "cush_fft_largest: %s at 2^%d on %d GPUs: allocating\n", variant, e, gpus);
   try {
-    V v(n, cases::Devices::first(1));
+    V v(n, cases::Devices::first(gpus), fft::Options{0, chunks});
     double best = 1e30;
+    fill(host, n);
     for (int r = 0; r < 4; ++r) {
-      fill(host, n);
       v.load(host);
       v.wait();
       const auto t0 = std::chrono::steady_clock::now();
@@ -112,10 +113,11 @@ void measure(const char* variant, int e, Complex* host, const std::vector<std::s
       err = std::max(err, std::sqrt(dx * dx + dy * dy));
     }
     err /= std::sqrt(static_cast<double>(n) / 6.0);
-    std::printf("{\"variant\": \"%s\", \"log2_n\": %d, \"ms\": %.3f, \"gflops\": %.1f, \"max_rel_error_16\": %.3e}\n", variant,
-                e, best * 1e3, fft::flops(n) / best / 1e9, err);
+    std::printf("{\"variant\": \"%s\", \"log2_n\": %d, \"gpus\": %d, \"chunks\": %zu, \"ms\": %.3f, \"gflops\": %.1f, "
+                "\"max_rel_error_16\": %.3e}\n",
+                variant, e, gpus, chunks, best * 1e3, fft::flops(n) / best / 1e9, err);
   } catch (const std::exception& ex) {
-    std::printf("{\"variant\": \"%s\", \"log2_n\": %d, \"failed\": \"%s\"}\n", variant, e, ex.what());
+    std::printf("{\"variant\": \"%s\", \"log2_n\": %d, \"gpus\": %d, \"failed\": \"%s\"}\n", variant, e, gpus, ex.what());
   }
   std::fflush(stdout);
 }
@@ -124,11 +126,30 @@ void measure(const char* variant, int e, Complex* host, const std::vector<std::s
 
 int main(int argc, char** argv) {
   std::vector<int> exps;
-  for (int i = 1; i < argc; ++i) exps.push_back(std::atoi(argv[i]));
+  int gpus = 1;
+  std::size_t chunks = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--gpus" || a == "--chunks") && i + 1 < argc) {
+      if (a == "--gpus") gpus = std::atoi(argv[++i]);
+      else chunks = static_cast<std::size_t>(std::atol(argv[++i]));
+      continue;
+    }
+    const int e = std::atoi(argv[i]);
+    if (e < 4 || e > 40) {
+      std::fprintf(stderr, "usage: cush_fft_largest [--gpus K] [--chunks C] [e ...] (4 <= e <= 40), not '%s'\n", argv[i]);
+      return 2;
+    }
+    exps.push_back(e);
+  }
   if (exps.empty()) exps = {32, 33};
   if (cush::DeviceSet::available() == 0) {
     std::fprintf(stderr, "cush_fft_largest: no GPU (%s)\n", cush::DeviceSet::unavailable_reason().c_str());
     return 0;
+  }
+  if (gpus < 1 || gpus > cush::DeviceSet::available()) {
+    std::fprintf(stderr, "cush_fft_largest: --gpus %d, but %d GPUs are present\n", gpus, cush::DeviceSet::available());
+    return 2;
   }
   for (int e : exps) {
     const std::size_t n = std::size_t{1} << e;
@@ -137,8 +158,10 @@ int main(int argc, char** argv) {
     std::vector<std::size_t> ks = {0, 1, 2, 3, n / 2, n - 1, n / 3, n / 5 + 7};
     for (std::size_t i = 0; ks.size() < 16; ++i) ks.push_back((i * 0x9E3779B97F4A7C15ull) & (n - 1));
     const std::vector<Complex> want = reference_at(n, ks);
-    measure<fft::MultiCush>("multi_cush", e, host, ks, want);
-    measure<fft::Single>("single", e, host, ks, want);
+    measure<fft::MultiCush>("multi_cush", e, gpus, chunks, host, ks, want);
+    if (gpus > 1) measure<fft::MultiCuda>("multi_cuda", e, gpus, chunks, host, ks, want);
+    if (gpus == 1) measure<fft::Single>("single", e, gpus, chunks, host, ks, want);
+    if (gpus == 2 || gpus == 4 || gpus == 8) measure<fft::Xt>("cufftxt", e, gpus, chunks, host, ks, want);
     CUSH_CUDA_CHECK(cudaFreeHost(host));
   }
   return 0;

@@ -22,9 +22,11 @@ namespace fft {
 
 struct MultiCuda::Gpu {
   int device = -1;
-  cudaStream_t stream = nullptr, mover = nullptr;  // mover: a pipelined transpose's chunks
-  cudaEvent_t ready = nullptr, wrote = nullptr, chunk = nullptr, moved = nullptr;
+  // mover: a pipelined transpose's chunks; copier: the staged copies
+  cudaStream_t stream = nullptr, mover = nullptr, copier = nullptr;
+  cudaEvent_t ready = nullptr, wrote = nullptr, chunk = nullptr, moved = nullptr, packed = nullptr, copied = nullptr;
   Complex* buf[2] = {nullptr, nullptr};
+  Complex* scratch = nullptr;  // staged: the tiles bound for the other GPUs
   std::unique_ptr<RowFfts> ffts;
 };
 
@@ -53,6 +55,7 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
   const int k = static_cast<int>(gpus.cuda.size());
   shape_ = fft::shape(n, k, options.n1);
   chunks_ = options.chunks;
+  staged_ = options.staged;
   enable_peers(gpus.cuda);
   const std::size_t part = n / static_cast<std::size_t>(k);
   try {
@@ -61,11 +64,12 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
       Gpu& g = gpus_.back();
       g.device = id;
       CUSH_CUDA_CHECK(cudaSetDevice(id));
-      CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
-      CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.mover, cudaStreamNonBlocking));
-      for (cudaEvent_t* e : {&g.ready, &g.wrote, &g.chunk, &g.moved})
+      for (cudaStream_t* st : {&g.stream, &g.mover, &g.copier})
+        CUSH_CUDA_CHECK(cudaStreamCreateWithFlags(st, cudaStreamNonBlocking));
+      for (cudaEvent_t* e : {&g.ready, &g.wrote, &g.chunk, &g.moved, &g.packed, &g.copied})
         CUSH_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       for (Complex*& b : g.buf) CUSH_CUDA_CHECK(cudaMalloc(&b, part * sizeof(Complex)));
+      if (staged_ && k > 1) CUSH_CUDA_CHECK(cudaMalloc(&g.scratch, part * sizeof(Complex)));
       g.ffts = std::make_unique<RowFfts>(id, g.stream, shape_, k);
     }
   } catch (...) {
@@ -84,10 +88,12 @@ void MultiCuda::release() {
     g.ffts.reset();
     for (Complex* b : g.buf)
       if (b != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
-    if (g.mover != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(g.mover));
-    for (cudaEvent_t e : {g.ready, g.wrote, g.chunk, g.moved})
+    for (cudaStream_t st : {g.mover, g.copier})
+      if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(st));
+    if (g.scratch != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(g.scratch));
+    for (cudaEvent_t e : {g.ready, g.wrote, g.chunk, g.moved, g.packed, g.copied})
       if (e != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
-    for (cudaStream_t st : {g.stream, g.mover})
+    for (cudaStream_t st : {g.stream, g.mover, g.copier})
       if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(st));
   }
   gpus_.clear();
@@ -111,24 +117,6 @@ void MultiCuda::store(Complex* host) {
   }
 }
 
-void MultiCuda::transpose(const Step& step) {
-  const std::size_t k = gpus_.size();
-  const std::size_t rows = step.rows / k, cols = step.cols / k;  // per GPU: source rows, target rows
-  for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaEventRecord(h.ready, h.stream));
-  for (std::size_t g = 0; g < k; ++g) {
-    Gpu& src = gpus_[g];
-    CUSH_CUDA_CHECK(cudaSetDevice(src.device));
-    for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(src.stream, h.ready, 0));
-    for (std::size_t h = 0; h < k; ++h)
-      launch_transpose(src.buf[current_], rows, step.cols, g * rows, h * cols, cols, gpus_[h].buf[1 - current_] + g * rows,
-                       step.rows, shape_.n, step.twiddle, src.stream);
-    CUSH_CUDA_CHECK(cudaEventRecord(src.wrote, src.stream));
-  }
-  for (Gpu& h : gpus_)
-    for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(h.stream, g.wrote, 0));
-  current_ = 1 - current_;
-}
-
 // The chunks of a GPU's `rows` rows in a pipelined transpose: Options::chunks, at most one a row,
 // or cush::TransposeOptions's rule written out (1 on one GPU, else the most of 8, 4, 2 dividing
 // the rows with at least 16 MiB a chunk).
@@ -143,12 +131,14 @@ std::size_t MultiCuda::chunks(std::size_t rows) const {
   return 1;
 }
 
-// Row FFTs and the transpose after them, chunk by chunk: on every GPU chunk c's FFTs run on its
-// stream, and its tiles move on the mover stream after them, while chunk c + 1's FFTs run.
-void MultiCuda::pipelined(const Step& fft, const Step& step) {
+// A transpose, after the row FFTs `fft` if given (then chunk by chunk: on every GPU chunk c's FFTs
+// run on its stream and its tiles move on the mover stream after them, while chunk c + 1's FFTs
+// run). Staged, a chunk's tiles for another GPU go to the scratch buffer, and the copier stream
+// copies them over after the chunk's kernels, beside the next chunk's.
+void MultiCuda::transpose(const Step* fft, const Step& step) {
   const std::size_t k = gpus_.size();
-  const std::size_t rows = step.rows / k, cols = step.cols / k;
-  const std::size_t count = chunks(rows);
+  const std::size_t rows = step.rows / k, cols = step.cols / k;  // per GPU: source rows, target rows
+  const std::size_t count = fft != nullptr ? chunks(rows) : 1;
   for (Gpu& h : gpus_) CUSH_CUDA_CHECK(cudaEventRecord(h.ready, h.stream));
   for (Gpu& g : gpus_) {
     CUSH_CUDA_CHECK(cudaSetDevice(g.device));
@@ -160,21 +150,39 @@ void MultiCuda::pipelined(const Step& fft, const Step& step) {
       const std::size_t begin = c * rows / count, n = (c + 1) * rows / count - begin;
       Complex* part = src.buf[current_] + begin * step.cols;
       CUSH_CUDA_CHECK(cudaSetDevice(src.device));
-      src.ffts->run(part, n, fft.cols, fft.direction, src.stream);
-      cudaStream_t move = count > 1 ? src.mover : src.stream;
+      if (fft != nullptr) src.ffts->run(part, n, fft->cols, fft->direction, src.stream);
+      const cudaStream_t move = count > 1 ? src.mover : src.stream;
       if (count > 1) {
         CUSH_CUDA_CHECK(cudaEventRecord(src.chunk, src.stream));
         CUSH_CUDA_CHECK(cudaStreamWaitEvent(src.mover, src.chunk, 0));
       }
+      for (std::size_t h = 0; h < k; ++h) {
+        const bool direct = src.scratch == nullptr || h == g;
+        Complex* to = direct ? gpus_[h].buf[1 - current_] + g * rows + begin : src.scratch + h * cols * rows + begin * cols;
+        launch_transpose(part, n, step.cols, g * rows + begin, h * cols, cols, to, direct ? step.rows : n, shape_.n,
+                         step.twiddle, move);
+      }
+      if (src.scratch == nullptr) continue;
+      const cudaStream_t copy = count > 1 ? src.copier : move;
+      if (count > 1) {
+        CUSH_CUDA_CHECK(cudaEventRecord(src.packed, move));
+        CUSH_CUDA_CHECK(cudaStreamWaitEvent(copy, src.packed, 0));
+      }
       for (std::size_t h = 0; h < k; ++h)
-        launch_transpose(part, n, step.cols, g * rows + begin, h * cols, cols,
-                         gpus_[h].buf[1 - current_] + g * rows + begin, step.rows, shape_.n, step.twiddle, move);
+        if (h != g)
+          CUSH_CUDA_CHECK(cudaMemcpy2DAsync(gpus_[h].buf[1 - current_] + g * rows + begin, step.rows * sizeof(Complex),
+                                            src.scratch + h * cols * rows + begin * cols, n * sizeof(Complex),
+                                            n * sizeof(Complex), cols, cudaMemcpyDefault, copy));
     }
   for (Gpu& g : gpus_) {
     CUSH_CUDA_CHECK(cudaSetDevice(g.device));
     if (count > 1) {
       CUSH_CUDA_CHECK(cudaEventRecord(g.moved, g.mover));
       CUSH_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.moved, 0));
+      if (g.scratch != nullptr) {
+        CUSH_CUDA_CHECK(cudaEventRecord(g.copied, g.copier));
+        CUSH_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.copied, 0));
+      }
     }
     CUSH_CUDA_CHECK(cudaEventRecord(g.wrote, g.stream));
   }
@@ -187,10 +195,9 @@ void MultiCuda::run(const std::vector<Step>& steps) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
     if (step.kind == Step::transpose) {
-      transpose(step);
+      transpose(nullptr, step);
     } else if (i + 1 < steps.size()) {
-      pipelined(step, steps[i + 1]);
-      ++i;
+      transpose(&step, steps[++i]);
     } else {
       for (Gpu& g : gpus_) {
         CUSH_CUDA_CHECK(cudaSetDevice(g.device));

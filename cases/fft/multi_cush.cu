@@ -20,14 +20,14 @@ struct MultiCush::State {
   State(std::size_t n, const Devices& gpus, Options o);
   void run(const std::vector<Step>& steps);
   Shape shape;
-  std::size_t chunks;
+  Options options;
   std::vector<RowFfts> ffts;  // per segment; destroyed after the plans, which wait for their streams
   cush::Plan<Complex> a, b;   // the data, the next transpose's target
 };
 
 // (Defined out of the class, where pmccabe, which the complexity report uses, counts them.)
 MultiCush::State::State(std::size_t n, const Devices& gpus, Options o)
-    : shape(fft::shape(n, gpus.count(), o.n1)), chunks(o.chunks), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
+    : shape(fft::shape(n, gpus.count(), o.n1)), options(o), ffts(), a(cush::DeviceSet(gpus.cush), n), b(cush::Plan<Complex>::alike(a, n)) {
   a.for_each([&](cush::Segment<Complex> s) {
     ffts.emplace_back(cush::physical_device(s.device()), s.stream(), shape, gpus.count());
   });
@@ -43,8 +43,9 @@ void MultiCush::State::run(const std::vector<Step>& steps) {
       continue;
     }
     cush::TransposeOptions o;
+    if (options.staged) o.path = cush::TransposeOptions::Path::staged;
     if (step.kind == Step::fft) {  // the row FFTs chunk by chunk, each chunk's transpose after it
-      o.chunks = chunks;
+      o.chunks = options.chunks;
       o.produce = [&](const cush::TransposeChunk& c) {
         ffts[c.pos].run(static_cast<Complex*>(c.data), c.rows, step.cols, step.direction, c.stream);
       };

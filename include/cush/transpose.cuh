@@ -89,7 +89,7 @@ void transpose_with(const PlanBase& src, PlanBase& dst, std::size_t rows, std::s
         DeviceGuard guard(s.device);
         launch_transpose<T>(s, cols, f);
       }
-      op.launched(i, k);
+      op.launched(i, k, s.stream);
     }
   op.finish();
 }

@@ -116,7 +116,7 @@ struct TransposeSource {
 /// source device's kernel writes, calls the producer, and, after each launch, enqueues the
 /// staged copies. Used as: construct; for k = 0 .. chunks() - 1, for each source i with
 /// k < chunks(i): s = prepare(i, k), launch the kernel of s on s.stream with s.device current,
-/// launched(i, k); then finish().
+/// launched(i, k, s.stream); then finish().
 class TransposeOp {
  public:
   TransposeOp(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols, std::size_t element_size,
@@ -133,9 +133,9 @@ class TransposeOp {
   /// Chunk k of source i: runs the producer (with the device current), orders the stream the
   /// chunk's kernel goes on after it, and returns the chunk's rows and targets.
   TransposeSource prepare(std::size_t i, std::size_t k);
-  /// After chunk k of source i is enqueued: its staged copies (and after the last chunk the
-  /// scratch buffers' release).
-  void launched(std::size_t i, std::size_t k);
+  /// After chunk k of source i is enqueued on `kernel` (prepare's stream): its staged copies,
+  /// ordered after it (and after the last chunk the scratch buffers' release).
+  void launched(std::size_t i, std::size_t k, cudaStream_t kernel);
   /// Orders both plans' streams after the transpose.
   void finish();
 

@@ -17,9 +17,10 @@ namespace cush::detail {
 Lanes::Lanes(std::span<const int> device_ids)
     : ids_(device_ids.begin(), device_ids.end()), aux_(device_ids.size()), events_(device_ids.size()) {}
 
-cudaStream_t Lanes::aux(std::size_t pos) {
-  if (!aux_.at(pos)) aux_[pos] = Stream(ids_[pos]);
-  return aux_[pos].get();
+cudaStream_t Lanes::aux(std::size_t pos, std::size_t k) {
+  Stream& s = aux_.at(pos).at(k);
+  if (!s) s = Stream(ids_[pos]);
+  return s.get();
 }
 
 cudaEvent_t Lanes::event(std::size_t pos, std::size_t k) {

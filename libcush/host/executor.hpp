@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -19,15 +21,16 @@ class Lanes {
  public:
   Lanes() = default;
   explicit Lanes(std::span<const int> device_ids);
-  /// The auxiliary stream of the device at `pos` (created on first use).
-  cudaStream_t aux(std::size_t pos);
+  /// The auxiliary streams of the device at `pos`, k < aux_streams (created on first use).
+  static constexpr std::size_t aux_streams = 2;
+  cudaStream_t aux(std::size_t pos, std::size_t k = 0);
   /// The k-th event of the device at `pos` (created on first use). Within one operation each
   /// index is used once; across operations reuse is safe because waits bind at enqueue time.
   cudaEvent_t event(std::size_t pos, std::size_t k);
 
  private:
   std::vector<int> ids_;
-  std::vector<Stream> aux_;
+  std::vector<std::array<Stream, aux_streams>> aux_;
   std::vector<std::vector<Event>> events_;
 };
 

@@ -20,7 +20,7 @@ OpStreams::OpStreams(const Endpoint& src, const Endpoint& dst) {
         part.others.push_back(s);
       return k;
     }
-    parts_.push_back(Part{id, e.streams[pos], {}, e.lanes, pos, 0, false, nullptr});
+    parts_.push_back(Part{id, e.streams[pos], {}, e.lanes, pos, 0, {}, nullptr});
     return parts_.size() - 1;
   };
   for (std::size_t pos = 0; pos < dst.ids.size(); ++pos) dst_part_.push_back(add(dst, pos));
@@ -56,11 +56,11 @@ cudaEvent_t OpStreams::record(std::size_t part, cudaStream_t stream) {
   return e;
 }
 
-cudaStream_t OpStreams::aux(std::size_t part) {
+cudaStream_t OpStreams::aux(std::size_t part, std::size_t k) {
   Part& p = parts_.at(part);
-  const cudaStream_t a = p.lanes->aux(p.pos);
-  if (!p.aux_used) {
-    p.aux_used = true;
+  const cudaStream_t a = p.lanes->aux(p.pos, k);
+  if (!p.aux_used.at(k)) {
+    p.aux_used[k] = true;
     const cudaEvent_t e = record(part, p.work);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(a, e, 0));
   }
@@ -86,10 +86,12 @@ void OpStreams::after_done(std::size_t waiter, std::size_t on) {
 void OpStreams::finish() {
   for (std::size_t k = 0; k < parts_.size(); ++k) {
     Part& p = parts_[k];
-    if (!p.aux_used) continue;
-    const cudaEvent_t e = record(k, p.lanes->aux(p.pos));
-    CUSH_CUDA_CHECK(cudaStreamWaitEvent(p.work, e, 0));
-    p.aux_used = false;
+    for (std::size_t a = 0; a < p.aux_used.size(); ++a) {
+      if (!p.aux_used[a]) continue;
+      const cudaEvent_t e = record(k, p.lanes->aux(p.pos, a));
+      CUSH_CUDA_CHECK(cudaStreamWaitEvent(p.work, e, 0));
+      p.aux_used[a] = false;
+    }
   }
   // Every end is recorded before any of the waits below, which therefore never wait for each
   // other.

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -44,8 +45,9 @@ class OpStreams {
   /// Device ids of the participants, destination's first, in their plans' order.
   [[nodiscard]] std::vector<int> devices() const;
   [[nodiscard]] cudaStream_t work(std::size_t part) const { return parts_.at(part).work; }
-  /// The participant's second stream, forked from its working stream at first use.
-  cudaStream_t aux(std::size_t part);
+  /// The participant's auxiliary stream k (k < Lanes::aux_streams), forked from its working
+  /// stream at first use.
+  cudaStream_t aux(std::size_t part, std::size_t k = 0);
   /// A fresh event of the participant's device, for this operation only.
   cudaEvent_t event(std::size_t part);
   /// Records a fresh event in `stream` of participant `part` and returns it.
@@ -69,7 +71,7 @@ class OpStreams {
     Lanes* lanes = nullptr;
     std::size_t pos = 0;  // position in the lanes' plan
     std::size_t next_event = 0;
-    bool aux_used = false;
+    std::array<bool, Lanes::aux_streams> aux_used{};
     cudaEvent_t start = nullptr;  // recorded at the first order() on this participant
   };
   std::vector<Part> parts_;

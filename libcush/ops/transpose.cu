@@ -290,19 +290,25 @@ TransposeSource TransposeOp::prepare(std::size_t i, std::size_t k) {
     chunk.count = source.chunks;
     impl_->produce(chunk);
   }
-  if (source.chunks > 1) {  // the chunk moves on the second stream, after its rows are written
+  if (source.chunks > 1) {  // the chunk moves on a second stream, after its rows are written
     const cudaEvent_t written = impl_->ops.record(source.part, c.stream);
-    c.stream = impl_->ops.aux(source.part);
+    c.stream = impl_->ops.aux(source.part, 0);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(c.stream, written, 0));
-    for (Impl::Staged& st : source.staged) st.stream = c.stream;
+    // Its staged copies on a third, so that the next chunk's kernel runs beside them.
+    if (!source.staged.empty())
+      for (Impl::Staged& st : source.staged) st.stream = impl_->ops.aux(source.part, 1);
   }
   return c;
 }
 
-void TransposeOp::launched(std::size_t i, std::size_t k) {
+void TransposeOp::launched(std::size_t i, std::size_t k, cudaStream_t kernel) {
   Impl::Source& source = impl_->sources.at(i);
   const auto [begin, end] = impl_->chunk_rows(source, k);
   const std::size_t elem = impl_->element_size;
+  if (!source.staged.empty() && source.staged.front().stream != kernel) {  // the copies wait for the kernel
+    const cudaEvent_t packed = impl_->ops.record(source.part, kernel);
+    CUSH_CUDA_CHECK(cudaStreamWaitEvent(source.staged.front().stream, packed, 0));
+  }
   for (Impl::Staged& s : source.staged) {
     const TransposeTarget& t = source.whole.targets.t[s.target];
     const std::size_t width = (end - begin) * elem;
