@@ -18,6 +18,7 @@
 //   part/fft/<piece>/1gpu/<e>                   the pieces of the cush variant on one GPU:
 //                                               rows_n1, rows_n2 (the two batched cuFFT stages),
 //                                               transpose, transpose_twiddle (cush::transpose, N points),
+//                                               cols_n1, rows_n2_out_t (the strided layouts, bench_fft_pieces.cu),
 //                                               rows_len<l> (2^28 points as rows of length 2^l)
 // mode: natural (natural in and out: 3 all-to-alls), transposed_out (2), transposed (1);
 // variant: single (one cuFFT call, natural only, 1 GPU), multi_cuda, multi_cush, cufftxt (natural
@@ -248,8 +249,8 @@ void register_fft() {
       for (int e : {20, 24, 26, 28})
         for (int g = 2; g <= cush::DeviceSet::available(); g *= 2)
           add("fft", m, std::size_t{1} << e, g, std::to_string(g) + "vgpu", false);
-  for (int piece = 0; piece < 4; ++piece) {
-    static const char* names[] = {"rows_n1", "rows_n2", "transpose", "transpose_twiddle"};
+  for (int piece = 0; piece < 6; ++piece) {
+    static const char* names[] = {"rows_n1", "rows_n2", "transpose", "transpose_twiddle", "cols_n1", "rows_n2_out_t"};
     for (int e : {24, 26, 28, 30}) {
       const std::size_t n = std::size_t{1} << e;
       cush_bench::add_timed(std::string("part/fft/") + names[piece] + "/1gpu/" + std::to_string(e),

@@ -53,6 +53,18 @@ Distribution rows_of(std::size_t row, bool weighted, std::size_t devices) {
   return Distribution::weighted(w).with_granularity(row);
 }
 
+/// dst (gathered) holds the transpose of `in`, a rows x cols matrix, bit for bit.
+template <class T>
+void expect_transposed(Plan<T>& dst, const std::vector<T>& in, Shape s, const std::string& what) {
+  std::vector<T> out(in.size());
+  dst.gather(out.data());
+  dst.wait();
+  for (std::size_t r = 0; r < s.rows; ++r)
+    for (std::size_t c = 0; c < s.cols; ++c)
+      ASSERT_TRUE(same(out[c * s.rows + r], in[r * s.cols + c]))
+          << "element (" << r << ", " << c << ") of " << s.rows << " x " << s.cols << " " << what;
+}
+
 template <class T>
 void check_transpose(const std::vector<int>& ids, Shape s, bool weighted, Path path, unsigned seed) {
   const cush::DeviceSet gpus(ids);
@@ -64,14 +76,7 @@ void check_transpose(const std::vector<int>& ids, Shape s, bool weighted, Path p
   const std::vector<T> in = random_matrix<T>(n, seed);
   src.scatter(in.data());
   cush::transpose(src, dst, s.rows, s.cols, TransposeOptions{path});
-  std::vector<T> out(n);
-  dst.gather(out.data());
-  dst.wait();
-  for (std::size_t r = 0; r < s.rows; ++r)
-    for (std::size_t c = 0; c < s.cols; ++c)
-      ASSERT_TRUE(same(out[c * s.rows + r], in[r * s.cols + c]))
-          << "element (" << r << ", " << c << ") of " << s.rows << " x " << s.cols << " on "
-          << cush_test::to_string(ids);
+  expect_transposed(dst, in, s, "on " + cush_test::to_string(ids));
 }
 
 class Transpose : public ::testing::TestWithParam<Path> {};
@@ -115,31 +120,45 @@ struct Swap {
   __device__ Three operator()(Three v, std::size_t, std::size_t) const { return Three{v.c, v.b, v.a}; }
 };
 
+__global__ void double_x(double2* v, std::size_t n) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) v[i].x *= 2.0;
+}
+
+/// A 301 x 45 matrix of random double2 through cush::transpose with Stamp and `o`: dst (c, r) =
+/// Stamp(src (r, c)) where src's x was first multiplied by `scale` (by o.produce, if any).
+void check_stamp(const std::vector<int>& ids, const TransposeOptions& o, double scale, unsigned seed) {
+  const cush::DeviceSet gpus(ids);
+  const Shape s{301, 45};
+  const std::size_t n = s.rows * s.cols;
+  Plan<double2> src(gpus, n, rows_of(s.cols, true, ids.size()));
+  Plan<double2> dst(gpus, n, rows_of(s.rows, false, ids.size()));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double2> in(n);
+  for (auto& v : in) v = make_double2(u(rng), u(rng));
+  src.scatter(in.data());
+  cush::transpose(src, dst, s.rows, s.cols, Stamp{s.cols}, o);
+  std::vector<double2> out(n);
+  dst.gather(out.data());
+  dst.wait();
+  for (std::size_t r = 0; r < s.rows; ++r)
+    for (std::size_t c = 0; c < s.cols; ++c) {
+      const double2 want = in[r * s.cols + c];
+      const double2 got = out[c * s.rows + r];
+      ASSERT_EQ(got.x, (want.x * scale) * 2.0 + static_cast<double>(r * s.cols + c)) << r << ", " << c;
+      ASSERT_EQ(got.y, want.y) << r << ", " << c;
+    }
+}
+
 TEST_P(Transpose, AppliesAFunctionOnTheWay) {
   CUSH_REQUIRE_GPUS(1);
   for (const auto& ids : cush_test::device_orders()) {
+    check_stamp(ids, TransposeOptions{GetParam()}, 1.0, 5);
+    if (HasFatalFailure()) return;
     const cush::DeviceSet gpus(ids);
     const Shape s{301, 45};
     const std::size_t n = s.rows * s.cols;
-    Plan<double2> src(gpus, n, rows_of(s.cols, true, ids.size()));
-    Plan<double2> dst(gpus, n, rows_of(s.rows, false, ids.size()));
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    std::vector<double2> in(n);
-    for (auto& v : in) v = make_double2(u(rng), u(rng));
-    src.scatter(in.data());
-    cush::transpose(src, dst, s.rows, s.cols, Stamp{s.cols}, TransposeOptions{GetParam()});
-    std::vector<double2> out(n);
-    dst.gather(out.data());
-    dst.wait();
-    for (std::size_t r = 0; r < s.rows; ++r)
-      for (std::size_t c = 0; c < s.cols; ++c) {
-        const double2 want = in[r * s.cols + c];
-        const double2 got = out[c * s.rows + r];
-        ASSERT_EQ(got.x, want.x * 2.0 + static_cast<double>(r * s.cols + c)) << r << ", " << c;
-        ASSERT_EQ(got.y, want.y) << r << ", " << c;
-      }
-
     Plan<Three> a(gpus, n, rows_of(s.cols, false, ids.size()));
     Plan<Three> b(gpus, n, rows_of(s.rows, true, ids.size()));
     std::vector<Three> t(n);
@@ -238,13 +257,8 @@ void check_pipelined(const std::vector<int>& ids, Shape s, bool weighted, Path p
                                     c.rows * s.cols * sizeof(T), cudaMemcpyDeviceToDevice, c.stream));
   };
   cush::transpose(src, dst, s.rows, s.cols, o);
-  std::vector<T> out(n);
-  dst.gather(out.data());
-  dst.wait();
-  for (std::size_t r = 0; r < s.rows; ++r)
-    for (std::size_t c = 0; c < s.cols; ++c)
-      ASSERT_TRUE(same(out[c * s.rows + r], in[r * s.cols + c]))
-          << "element (" << r << ", " << c << ") of " << s.rows << " x " << s.cols << ", " << chunks << " chunks";
+  expect_transposed(dst, in, s, "in " + std::to_string(chunks) + " chunks");
+  if (::testing::Test::HasFatalFailure()) return;
 
   // Every device's chunks, in order, cover its rows; chunk 0 of every device comes first.
   bool all_local = true;
@@ -289,76 +303,17 @@ TEST_P(Transpose, PipelinedWithAProducerOnEveryDeviceOrder) {
   check_pipelined<std::uint8_t>(ids, Shape{301, 45}, false, GetParam(), 4, 8);
 }
 
-__global__ void double_x(double2* v, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) v[i].x *= 2.0;
-}
-
 TEST_P(Transpose, PipelinedAppliesAFunctionOnTheWay) {
   CUSH_REQUIRE_GPUS(1);
-  const std::vector<int> ids = cush_test::device_orders().back();
-  const cush::DeviceSet gpus(ids);
-  const Shape s{301, 45};
-  const std::size_t n = s.rows * s.cols;
-  Plan<double2> src(gpus, n, rows_of(s.cols, true, ids.size()));
-  Plan<double2> dst(gpus, n, rows_of(s.rows, false, ids.size()));
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double2> in(n);
-  for (auto& v : in) v = make_double2(u(rng), u(rng));
-  src.scatter(in.data());
+  const std::size_t cols = 45;  // check_stamp's matrix
   TransposeOptions o{GetParam()};
   o.chunks = 3;
   o.produce = [&](const cush::TransposeChunk& c) {  // the chunk's rows in place: x = 2 x
-    const std::size_t count = c.rows * s.cols;
+    const std::size_t count = c.rows * cols;
     double_x<<<static_cast<unsigned>((count + 127) / 128), 128, 0, c.stream>>>(static_cast<double2*>(c.data), count);
     CUSH_CUDA_CHECK(cudaGetLastError());
   };
-  cush::transpose(src, dst, s.rows, s.cols, Stamp{s.cols}, o);
-  std::vector<double2> out(n);
-  dst.gather(out.data());
-  dst.wait();
-  for (std::size_t r = 0; r < s.rows; ++r)
-    for (std::size_t c = 0; c < s.cols; ++c) {
-      const double2 want = in[r * s.cols + c];
-      const double2 got = out[c * s.rows + r];
-      ASSERT_EQ(got.x, (want.x * 2.0) * 2.0 + static_cast<double>(r * s.cols + c)) << r << ", " << c;
-      ASSERT_EQ(got.y, want.y) << r << ", " << c;
-    }
-}
-
-TEST(TransposeErrors, PipelineArgumentsAndAThrowingProducer) {
-  CUSH_REQUIRE_GPUS(1);
-  const cush::DeviceSet gpus = cush::DeviceSet::all();
-  const std::size_t k = gpus.size();
-  const std::size_t rows = 8 * k, cols = 16;
-  Plan<float> a(gpus, rows * cols, rows_of(cols, false, k));
-  Plan<float> b(gpus, rows * cols, rows_of(rows, false, k));
-  std::vector<float> in(rows * cols);
-  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
-  a.scatter(in.data());
-  TransposeOptions o;
-  o.chunks = 4;  // without produce
-  try {
-    cush::transpose(a, b, rows, cols, o);
-    ADD_FAILURE() << "no exception";
-  } catch (const cush::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("without produce"), std::string::npos) << e.what();
-  }
-  // A producer that throws at its third call: the exception comes out, and the plans work after.
-  int calls = 0;
-  o.produce = [&](const cush::TransposeChunk&) {
-    if (++calls == 3) throw std::runtime_error("producer failed");
-  };
-  EXPECT_THROW(cush::transpose(a, b, rows, cols, o), std::runtime_error);
-  EXPECT_EQ(calls, 3);
-  o.produce = [](const cush::TransposeChunk&) {};
-  cush::transpose(a, b, rows, cols, o);
-  std::vector<float> out(rows * cols);
-  b.gather(out.data());
-  b.wait();
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << ", " << c;
+  check_stamp(cush_test::device_orders().back(), o, 2.0, 9);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Transpose, ::testing::Values(Path::automatic, Path::direct, Path::staged),
@@ -368,7 +323,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, Transpose, ::testing::Values(Path::automatic, Pa
                                                                             : "staged");
                          });
 
-TEST(TransposeErrors, BadArgumentsAreRejectedBeforeAnythingMoves) {
+TEST(TransposeErrors, BadArgumentsAreRejectedBeforeAnythingMoves) {  // and bad pipelines
   CUSH_REQUIRE_GPUS(1);
   const cush::DeviceSet gpus = cush::DeviceSet::all();
   const std::size_t k = gpus.size();
@@ -402,6 +357,32 @@ TEST(TransposeErrors, BadArgumentsAreRejectedBeforeAnythingMoves) {
   b.gather(out.data());
   b.wait();
   for (float v : out) ASSERT_EQ(v, 1.0f);
+
+  // The pipeline's arguments, and a producer that throws.
+  std::vector<float> in(rows * cols);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  a.scatter(in.data());
+  TransposeOptions o;
+  o.chunks = 4;  // without produce
+  try {
+    cush::transpose(a, b, rows, cols, o);
+    ADD_FAILURE() << "no exception";
+  } catch (const cush::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("without produce"), std::string::npos) << e.what();
+  }
+  // A producer that throws at its third call: the exception comes out, and the plans work after.
+  int calls = 0;
+  o.produce = [&](const cush::TransposeChunk&) {
+    if (++calls == 3) throw std::runtime_error("producer failed");
+  };
+  EXPECT_THROW(cush::transpose(a, b, rows, cols, o), std::runtime_error);
+  EXPECT_EQ(calls, 3);
+  o.produce = [](const cush::TransposeChunk&) {};
+  cush::transpose(a, b, rows, cols, o);
+  b.gather(out.data());
+  b.wait();
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << ", " << c;
 }
 
 }  // namespace
