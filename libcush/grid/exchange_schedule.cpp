@@ -1,6 +1,7 @@
 #include "grid/exchange_schedule.hpp"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace cush::detail {
@@ -33,7 +34,6 @@ class Builder {
     for (std::size_t k = 0; k < p_; ++k) {
       ready_.push_back(event(EventRole::ready, k));
       start_.push_back(event(EventRole::start, k));
-      done_.push_back(event(EventRole::done, k));
       end_.push_back(event(EventRole::end, k));
     }
     plan_pipelines(options);
@@ -70,16 +70,19 @@ class Builder {
 
   // What run() does in a phase: which blocks record a start (those written by another's steps,
   // and pipelined receivers), which start each send step waits for first, which steps are
-  // pipelined, which blocks record a done.
+  // pipelined, and after which send step each link's done is recorded (the sender's last step
+  // into that receiver; links with none, after the sender's last step).
   struct PhasePlan {
-    std::vector<std::size_t> starts, unpackers, senders;  // blocks, ascending
-    std::vector<std::size_t> wait_before;                 // by send step: a block's start, or no_index
-    std::vector<std::size_t> piped_send;                  // by send step: index in pipelined, or no_index
-    std::vector<char> piped_receive;                      // by receive step
+    std::vector<std::size_t> starts, unpackers;            // blocks, ascending
+    std::vector<std::size_t> wait_before;                  // by send step: a block's start, or no_index
+    std::vector<std::size_t> piped_send;                   // by send step: index in pipelined, or no_index
+    std::vector<char> piped_receive;                       // by receive step
+    std::vector<std::vector<std::size_t>> done_after;      // by send step: indices into phase.links
+    std::vector<std::size_t> done_last;                    // links whose done comes after all sends
   };
 
-  std::size_t event(EventRole role, std::size_t block) {
-    out_.events.push_back(ScheduleEvent{role, block});
+  std::size_t event(EventRole role, std::size_t block, std::size_t peer = 0) {
+    out_.events.push_back(ScheduleEvent{role, block, peer});
     return out_.events.size() - 1;
   }
 
@@ -115,7 +118,7 @@ class Builder {
     for (std::size_t ph = 0; ph < program_.phases.size(); ++ph) {
       const ExchangePhase& phase = program_.phases[ph];
       PhasePlan plan;
-      std::vector<char> starts(p_, 0), waited(p_ * p_, 0), senders(p_, 0), unpackers(p_, 0);
+      std::vector<char> starts(p_, 0), waited(p_ * p_, 0), unpackers(p_, 0);
       plan.wait_before.assign(phase.sends.size(), no_index);
       plan.piped_send.assign(phase.sends.size(), no_index);
       plan.piped_receive.assign(phase.receives.size(), 0);
@@ -139,11 +142,23 @@ class Builder {
         starts[to] = 1;
         unpackers[to] = 1;
       }
-      for (const auto& [from, to] : phase.links) senders[from] = 1;
+      // A done event per link, recorded after the sender's last step into the receiver: a
+      // receiver waits for its own messages only, not for the sender's steps into other blocks
+      // (which wait for those blocks' starts: with one done per sender, a part of a chain waited,
+      // through its neighbour, for the part beyond).
+      plan.done_after.assign(phase.sends.size(), {});
+      for (std::size_t l = 0; l < phase.links.size(); ++l) {
+        const auto [from, to] = phase.links[l];
+        if (link_done_.count(phase.links[l]) == 0) link_done_[phase.links[l]] = event(EventRole::done, from, to);
+        std::size_t last = no_index;
+        for (std::size_t i = 0; i < phase.sends.size(); ++i)
+          if (phase.sends[i].stream == from && buffer_block(program_, phase.sends[i].dst.buffer) == to) last = i;
+        if (last == no_index) plan.done_last.push_back(l);
+        else plan.done_after[last].push_back(l);
+      }
       for (std::size_t k = 0; k < p_; ++k) {
         if (starts[k] != 0) plan.starts.push_back(k);
         if (unpackers[k] != 0) plan.unpackers.push_back(k);
-        if (senders[k] != 0) plan.senders.push_back(k);
       }
       plans_.push_back(std::move(plan));
     }
@@ -164,8 +179,12 @@ class Builder {
       for (std::size_t i = 0; i < phase.sends.size(); ++i) {
         const ExchangeStep& s = phase.sends[i];
         if (plan.wait_before[i] != no_index) wait(list, at(s.stream), start_[plan.wait_before[i]]);
+        const auto dones = [&] {
+          for (std::size_t l : plan.done_after[i]) record(list, at(s.stream), done_of(phase.links[l]));
+        };
         if (plan.piped_send[i] == no_index) {
           step(list, at(s.stream), s, false);
+          dones();
           continue;
         }
         // Slab by slab: the pack on the sender, then the unpack on the receiver's unpack stream
@@ -178,11 +197,12 @@ class Builder {
           wait(list, unpack(u.stream), m.arrived[c]);
           step(list, unpack(u.stream), slab(u, c, m.chunks), false);
         }
+        dones();
       }
-      // Receivers continue once their senders' copies are done. Every sender's done is recorded
-      // before any receiver waits, so no wait adds a dependency on a third device.
-      for (std::size_t k : plan.senders) record(list, at(k), done_[k]);
-      for (const auto& [from, to] : phase.links) wait(list, at(to), done_[from]);
+      // Receivers continue once their messages are done. Every done is recorded before any
+      // receiver waits, so each wait binds to this phase's record.
+      for (std::size_t l : plan.done_last) record(list, at(phase.links[l].first), done_of(phase.links[l]));
+      for (const auto& link : phase.links) wait(list, at(link.second), done_of(link));
       for (std::size_t r = 0; r < phase.receives.size(); ++r)
         if (plan.piped_receive[r] == 0) step(list, at(phase.receives[r].stream), phase.receives[r], false);
       for (std::size_t k : plan.unpackers) {
@@ -202,10 +222,13 @@ class Builder {
     list.push_back(Instruction{Instruction::Op::wait, on, {}, false, e});
   }
 
+  [[nodiscard]] std::size_t done_of(const std::pair<std::size_t, std::size_t>& link) const { return link_done_.at(link); }
+
   const ExchangeProgram& program_;
   std::size_t p_;
   ExchangeSchedule out_;
-  std::vector<std::size_t> ready_, start_, done_, end_, unpacked_;  // events by block
+  std::vector<std::size_t> ready_, start_, end_, unpacked_;  // events by block
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> link_done_;  // (sender, receiver) -> its done event
   std::vector<std::vector<Pipelined>> pipelined_;                  // by phase
   std::vector<PhasePlan> plans_;                                   // by phase
   std::size_t in_place_ = 0;

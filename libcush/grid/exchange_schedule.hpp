@@ -27,8 +27,9 @@ struct ScheduleStream {
 
 /// What an event marks, for diagnostics: the block's stream reached exchange_start() (ready);
 /// a receiver reached a phase, so its ghosts and receive buffers are free (start); a sender's
-/// steps of a phase are done (done); the exchange stream is done (end); a receiver's pipelined
-/// unpacks of a phase are done (unpacked); a slab of a pipelined face has arrived (arrived).
+/// steps into one receiver in a phase are done (done); the exchange stream is done (end); a
+/// receiver's pipelined unpacks of a phase are done (unpacked); a slab of a pipelined face has
+/// arrived (arrived).
 enum class EventRole { ready, start, done, end, unpacked, arrived };
 
 /// One CUDA event of the schedule, created on the device of `block`. An event is recorded again
@@ -36,6 +37,7 @@ enum class EventRole { ready, start, done, end, unpacked, arrived };
 struct ScheduleEvent {
   EventRole role = EventRole::ready;
   std::size_t block = 0;
+  std::size_t peer = 0;  ///< done: the receiver whose messages it marks
 };
 
 /// One thing to enqueue: run a step, record an event, or make a stream wait for an event.

@@ -162,6 +162,37 @@ TEST(ExchangeSchedule, TheIssuesProcessGrids) {
         }
 }
 
+// A receiver waits for its own messages only: each link's done is recorded on the sender's
+// stream right after the sender's last step into that receiver (other dones of the same step may
+// come between), not after its steps into other blocks, which first wait for those blocks' starts.
+TEST(ExchangeSchedule, EachReceiverWaitsForItsOwnMessagesOnly) {
+  std::mt19937_64 rng(11);
+  std::size_t dones = 0, behind_other_steps = 0;
+  for (int i = 0; i < 500; ++i) {
+    const Trial t = random_trial(rng);
+    const cush::detail::ExchangeProgram program = cush::detail::exchange_program(t.grid, peer_stores(t));
+    const ExchangeSchedule s = cush::detail::exchange_schedule(program, t.grid, t.options);
+    for (const auto* list : {&s.start, &s.whole})
+      for (std::size_t k = 0; k < list->size(); ++k) {
+        const Instruction& in = (*list)[k];
+        if (in.op != Instruction::Op::record || s.events[in.event].role != EventRole::done) continue;
+        ++dones;
+        // The instruction before it on its stream, past the records: a step into the receiver.
+        std::size_t j = k;
+        while (j-- > 0) {
+          const Instruction& before = (*list)[j];
+          if (!(before.stream == in.stream) || before.op == Instruction::Op::record) continue;
+          ASSERT_EQ(before.op, Instruction::Op::step) << describe(t) << ": a wait between a done and its steps";
+          const std::size_t into = cush::detail::buffer_block(program, before.step.dst.buffer);
+          if (into != s.events[in.event].peer) ++behind_other_steps;
+          break;
+        }
+      }
+  }
+  EXPECT_GT(dones, 1000U);
+  EXPECT_EQ(behind_other_steps, 0U) << "dones recorded after steps into other receivers";
+}
+
 // Which wait an instruction is, for the tally below: the event's role, and for a start, whether
 // a sender waits (before writing into the receiver) or an unpack stream does.
 std::string wait_kind(const ExchangeSchedule& s, const Instruction& in) {
