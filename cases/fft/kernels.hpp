@@ -40,7 +40,8 @@ std::vector<Complex> twiddles(std::size_t n, int sign, const std::vector<std::si
 /// One GPU's batched cuFFT plans for the row FFTs of a shape over `gpus` GPUs: N2 / K rows of
 /// length N1 and N1 / K rows of length N2, in place, contiguous, on `stream`, sharing one work
 /// area; plans for fewer rows (a pipelined transpose's chunks) are made at their first use.
-/// Made with `device` current; must be destroyed with any device current.
+/// Made with `device` current; must be destroyed with any device current. Its runs must not
+/// overlap on the GPU (keep them on one stream at a time): every plan uses the same work area.
 class RowFfts {
  public:
   RowFfts(int device, cudaStream_t stream, const Shape& s, int gpus);
