@@ -80,16 +80,20 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
 
 MultiCuda::~MultiCuda() { release(); }
 
-// Frees what the constructor got so far; never throws (CUSH_CUDA_CHECK_NOEXCEPT).
+// Frees what the constructor got so far; never throws (CUSH_CUDA_CHECK_NOEXCEPT). Every GPU's streams are
+// drained before any buffer is freed: a transpose stopped part way may still have another GPU storing into this
+// one's buffers.
 void MultiCuda::release() {
   for (Gpu& g : gpus_) {
     CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
-    if (g.stream != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(g.stream));
+    for (cudaStream_t st : {g.stream, g.mover, g.copier})
+      if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(st));
+  }
+  for (Gpu& g : gpus_) {
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
     g.ffts.reset();
     for (Complex* b : g.buf)
       if (b != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(b));
-    for (cudaStream_t st : {g.mover, g.copier})
-      if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(st));
     if (g.scratch != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaFree(g.scratch));
     for (cudaEvent_t e : {g.ready, g.wrote, g.chunk, g.moved, g.packed, g.copied})
       if (e != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e));
