@@ -132,6 +132,16 @@ int main(int argc, char** argv) {
       shape.template operator()<1, 4, 64, 8, 4>();
       shape.template operator()<1, 4, 64, 8, 4, 3>();
       shape.template operator()<1, 4, 64, 4, 8>();
+      // Two blocks of 256 threads an SM (the same 16 warps and register cap as one block of 512, but two
+      // barrier domains, so that one block's shared-memory phase can run beside the other's arithmetic).
+      shape.template operator()<1, 3, 32, 8, 4, 1, 2>();
+      shape.template operator()<1, 3, 32, 8, 4, 1, 2, true>();
+      shape.template operator()<1, 3, 64, 4, 4, 1, 2, true>();
+      shape.template operator()<1, 4, 32, 8, 4, 1, 2>();
+      shape.template operator()<1, 4, 32, 8, 4, 1, 2, true>();
+      shape.template operator()<1, 4, 64, 4, 4, 1, 2>();
+      shape.template operator()<1, 4, 64, 4, 4, 1, 2, true>();
+      shape.template operator()<1, 4, 32, 4, 8, 1, 2, true>();
       shape.template operator()<2, 2, 64, 8, 4>();
       shape.template operator()<2, 2, 64, 8, 4, 5>();
       shape.template operator()<2, 2, 64, 4, 8>();
