@@ -142,10 +142,11 @@ class Builder {
         starts[to] = 1;
         unpackers[to] = 1;
       }
-      // A done event per link, recorded after the sender's last step into the receiver: a
-      // receiver waits for its own messages only, not for the sender's steps into other blocks
-      // (which wait for those blocks' starts: with one done per sender, a part of a chain waited,
-      // through its neighbour, for the part beyond).
+      // A done event per link, recorded after the sender's last step into the receiver and before
+      // the sender's next wait (run()): a receiver waits for its own messages, never for the
+      // sender's waits on other blocks' starts (with one done per sender after all its steps, a
+      // part of a chain waited, through its neighbour, for the part beyond). Recorded no earlier,
+      // so that a done never parts box copies that would run as one launch (step_batches.hpp).
       plan.done_after.assign(phase.sends.size(), {});
       for (std::size_t l = 0; l < phase.links.size(); ++l) {
         const auto [from, to] = phase.links[l];
@@ -176,11 +177,19 @@ class Builder {
       for (std::size_t k : plan.starts) record(list, at(k), start_[k]);
       // The unpack streams of pipelined receivers start after their receiver's earlier work.
       for (std::size_t k : plan.unpackers) wait(list, unpack(k), start_[k]);
+      // Dones whose sender's last step into the receiver is enqueued, by sender: recorded before
+      // the sender's next wait, its next pipelined pack, or at the end of the phase's sends.
+      std::vector<std::vector<std::size_t>> pending(p_);
+      const auto flush = [&](std::size_t k) {
+        for (std::size_t l : pending[k]) record(list, at(k), done_of(phase.links[l]));
+        pending[k].clear();
+      };
       for (std::size_t i = 0; i < phase.sends.size(); ++i) {
         const ExchangeStep& s = phase.sends[i];
+        if (plan.wait_before[i] != no_index || plan.piped_send[i] != no_index) flush(s.stream);
         if (plan.wait_before[i] != no_index) wait(list, at(s.stream), start_[plan.wait_before[i]]);
         const auto dones = [&] {
-          for (std::size_t l : plan.done_after[i]) record(list, at(s.stream), done_of(phase.links[l]));
+          for (std::size_t l : plan.done_after[i]) pending[s.stream].push_back(l);
         };
         if (plan.piped_send[i] == no_index) {
           step(list, at(s.stream), s, false);
@@ -201,6 +210,7 @@ class Builder {
       }
       // Receivers continue once their messages are done. Every done is recorded before any
       // receiver waits, so each wait binds to this phase's record.
+      for (std::size_t k = 0; k < p_; ++k) flush(k);
       for (std::size_t l : plan.done_last) record(list, at(phase.links[l].first), done_of(phase.links[l]));
       for (const auto& link : phase.links) wait(list, at(link.second), done_of(link));
       for (std::size_t r = 0; r < phase.receives.size(); ++r)
