@@ -156,6 +156,8 @@ int main(int argc, char** argv) {
       shape.template operator()<2, 2, 64, 8, 4, 1, 1, true>();
       shape.template operator()<3, 1, 64, 8, 4, 1, 1, true>();
       shape.template operator()<3, 1, 32, 16, 2, 1, 1, true>();
+      shape.template operator()<3, 1, 64, 8, 3, 1, 1, true>();   // 64 x 24 columns, 512 threads of 3 rows
+      shape.template operator()<3, 1, 64, 12, 2, 1, 1, true>();  // 64 x 24 columns, 768 threads of 2 rows
       shape.template operator()<3, 2, 64, 8, 2, 1, 1, true>();
       shape.template operator()<4, 1, 32, 16, 1, 1, 1, true>();
       shape.template operator()<4, 1, 32, 16, 1, 1, 2, true>();
@@ -166,6 +168,9 @@ int main(int argc, char** argv) {
       shape.template operator()<4, 1, 32, 32, 1, 1, 1, true>();
       shape.template operator()<4, 1, 64, 16, 1, 1, 1, true>();
       shape.template operator()<4, 1, 64, 4, 4, 1, 2, true>();
+      shape.template operator()<4, 1, 64, 8, 3, 1, 1, true>();   // 64 x 24 columns, 512 threads of 3 rows
+      shape.template operator()<4, 1, 64, 12, 2, 1, 1, true>();  // 64 x 24 columns, 768 threads of 2 rows
+      shape.template operator()<4, 1, 96, 8, 2, 1, 1, true>();   // 96 x 16 columns, 768 threads of 2 rows
       shape.template operator()<4, 2, 64, 8, 2, 1, 1, true>();
       shape.template operator()<4, 2, 32, 16, 2, 1, 1, true>();
     }

@@ -45,9 +45,9 @@ TEST(WaveSteps, RingCellsAreWhatTheCrossReadsOutsideTheTile) {
 // The case's shapes: the ring is the cells a tile reads around it, and the shared plane holds it.
 TEST(WaveSteps, CaseShapesHoldTheirRing) {
   using Ring8 = wv::WaveShape<4, 1>;
-  static_assert(Ring8::kLoadRing && Ring8::kGrow == 0 && Ring8::kX == 64 && Ring8::kY == 16);
-  EXPECT_EQ(Ring8::kRing, 2 * 4 * (64 + 16));
-  EXPECT_EQ(Ring8::kRingPerThread, 3);  // 640 cells over 256 threads
+  static_assert(Ring8::kLoadRing && Ring8::kGrow == 0 && Ring8::kX == 64 && Ring8::kY == 24);
+  EXPECT_EQ(Ring8::kRing, 2 * 4 * (64 + 24));
+  EXPECT_EQ(Ring8::kRingPerThread, 2);  // 704 cells over 512 threads
   using Grown = wv::WaveShape<1, 4>;
   static_assert(!Grown::kLoadRing && Grown::kGrow == 4 && Grown::kX == 56 && Grown::kY == 24 && Grown::kRing == 0);
   for (int i = 0; i < Ring8::kRing; ++i) {  // every ring cell inside the shared plane's frame
