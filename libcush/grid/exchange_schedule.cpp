@@ -70,8 +70,8 @@ class Builder {
 
   // What run() does in a phase: which blocks record a start (those written by another's steps,
   // and pipelined receivers), which start each send step waits for first, which steps are
-  // pipelined, and after which send step each link's done is recorded (the sender's last step
-  // into that receiver; links with none, after the sender's last step).
+  // pipelined, and after which send step each link's done is due (the sender's last step into
+  // that receiver; recorded before the sender's next wait; links with none, after all sends).
   struct PhasePlan {
     std::vector<std::size_t> starts, unpackers;            // blocks, ascending
     std::vector<std::size_t> wait_before;                  // by send step: a block's start, or no_index
