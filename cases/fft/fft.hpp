@@ -17,6 +17,9 @@
 //     Variant k(n, gpus);  k.load(kernel); k.forward(Order::natural, Order::transposed);
 //     v.load(signal);      v.convolve(k);  v.store(result);  v.wait();
 //
+// convolve() reads the kernel's spectrum on the signal's streams: change or destroy the kernel's
+// transform only after the signal's wait() has returned.
+//
 // Transforms are unnormalised: inverse(forward(x)) = N x. The single-GPU reference (one cuFFT
 // call) and cufftXt take natural orders only.
 
@@ -160,6 +163,8 @@ class MultiCuda {
   struct Gpu;
   void run(const std::vector<Step>& steps);
   void transpose(const Step* fft, const Step& transpose);
+  void enqueue_transpose(const Step* fft, const Step& transpose);
+  void drain();  // never throws
   void release();
   [[nodiscard]] std::size_t chunks(std::size_t rows) const;
   Shape shape_;

@@ -32,15 +32,18 @@ struct MultiCuda::Gpu {
 
 namespace {
 
-void enable_peers(const std::vector<int>& ids) {
+// Peer access between every pair of GPUs: required where the transposes store into other GPUs, taken where
+// possible when they are staged (copies between GPUs without it go through the host).
+void enable_peers(const std::vector<int>& ids, bool required) {
   for (int a : ids)
     for (int b : ids) {
       if (a == b) continue;
       int can = 0;
       CUSH_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (!can && !required) continue;
       if (!can)
         throw std::invalid_argument("cases::fft::MultiCuda: GPU " + std::to_string(a) + " cannot store into GPU " +
-                                    std::to_string(b) + " (no peer access)");
+                                    std::to_string(b) + " (no peer access; Options::staged copies instead)");
       CUSH_CUDA_CHECK(cudaSetDevice(a));
       const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
       if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
@@ -56,7 +59,7 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
   shape_ = fft::shape(n, k, options.n1);
   chunks_ = options.chunks;
   staged_ = options.staged;
-  enable_peers(gpus.cuda);
+  enable_peers(gpus.cuda, !staged_);
   const std::size_t part = n / static_cast<std::size_t>(k);
   try {
     for (int id : gpus.cuda) {
@@ -84,11 +87,7 @@ MultiCuda::~MultiCuda() { release(); }
 // drained before any buffer is freed: a transpose stopped part way may still have another GPU storing into this
 // one's buffers.
 void MultiCuda::release() {
-  for (Gpu& g : gpus_) {
-    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
-    for (cudaStream_t st : {g.stream, g.mover, g.copier})
-      if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(st));
-  }
+  drain();
   for (Gpu& g : gpus_) {
     CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
     g.ffts.reset();
@@ -101,6 +100,16 @@ void MultiCuda::release() {
       if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(st));
   }
   gpus_.clear();
+}
+
+// Waits for every stream of every GPU; never throws. After a failure part way through a transpose, the mover and
+// copier streams may still store into other GPUs' buffers: nothing may reuse or free them before this.
+void MultiCuda::drain() {
+  for (Gpu& g : gpus_) {
+    CUSH_CUDA_CHECK_NOEXCEPT(cudaSetDevice(g.device));
+    for (cudaStream_t st : {g.stream, g.mover, g.copier})
+      if (st != nullptr) CUSH_CUDA_CHECK_NOEXCEPT(cudaStreamSynchronize(st));
+  }
 }
 
 void MultiCuda::load(const Complex* host) {
@@ -140,6 +149,16 @@ std::size_t MultiCuda::chunks(std::size_t rows) const {
 // run). Staged, a chunk's tiles for another GPU go to the scratch buffer, and the copier stream
 // copies them over after the chunk's kernels, beside the next chunk's.
 void MultiCuda::transpose(const Step* fft, const Step& step) {
+  try {
+    enqueue_transpose(fft, step);
+  } catch (...) {
+    drain();  // what was enqueued finishes before the caller may touch the buffers again
+    throw;
+  }
+  current_ = 1 - current_;
+}
+
+void MultiCuda::enqueue_transpose(const Step* fft, const Step& step) {
   const std::size_t k = gpus_.size();
   const std::size_t rows = step.rows / k, cols = step.cols / k;  // per GPU: source rows, target rows
   const std::size_t count = fft != nullptr ? chunks(rows) : 1;
@@ -172,11 +191,17 @@ void MultiCuda::transpose(const Step* fft, const Step& step) {
         CUSH_CUDA_CHECK(cudaEventRecord(src.packed, move));
         CUSH_CUDA_CHECK(cudaStreamWaitEvent(copy, src.packed, 0));
       }
-      for (std::size_t h = 0; h < k; ++h)
-        if (h != g)
-          CUSH_CUDA_CHECK(cudaMemcpy2DAsync(gpus_[h].buf[1 - current_] + g * rows + begin, step.rows * sizeof(Complex),
-                                            src.scratch + h * cols * rows + begin * cols, n * sizeof(Complex),
-                                            n * sizeof(Complex), cols, cudaMemcpyDefault, copy));
+      for (std::size_t h = 0; h < k; ++h) {  // cols rows of n values, into rows of step.rows on GPU h
+        if (h == g) continue;
+        const std::size_t width = n * sizeof(Complex);
+        cudaMemcpy3DPeerParms p{};
+        p.srcPtr = make_cudaPitchedPtr(src.scratch + h * cols * rows + begin * cols, width, width, cols);
+        p.srcDevice = src.device;
+        p.dstPtr = make_cudaPitchedPtr(gpus_[h].buf[1 - current_] + g * rows + begin, step.rows * sizeof(Complex), width, cols);
+        p.dstDevice = gpus_[h].device;
+        p.extent = make_cudaExtent(width, cols, 1);
+        CUSH_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, copy));
+      }
     }
   for (Gpu& g : gpus_) {
     CUSH_CUDA_CHECK(cudaSetDevice(g.device));
@@ -192,7 +217,6 @@ void MultiCuda::transpose(const Step* fft, const Step& step) {
   }
   for (Gpu& h : gpus_)
     for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamWaitEvent(h.stream, g.wrote, 0));
-  current_ = 1 - current_;
 }
 
 void MultiCuda::run(const std::vector<Step>& steps) {
@@ -234,7 +258,10 @@ void MultiCuda::convolve(const MultiCuda& kernel, Order signal) {
 }
 
 void MultiCuda::wait() {
-  for (Gpu& g : gpus_) CUSH_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+  for (Gpu& g : gpus_) {
+    CUSH_CUDA_CHECK(cudaSetDevice(g.device));
+    for (cudaStream_t st : {g.stream, g.mover, g.copier}) CUSH_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
 }
 
 }  // namespace fft

@@ -438,3 +438,37 @@ TEST(FftGpu, CushVariantFailsCleanlyAtEveryCheckedCall) {
   };
   cush_test::walk_faults("fft, cush variant, " + std::to_string(k) + " GPUs", transform, transform);
 }
+
+// The raw variant, pipelined (2 chunks a step) and staged: a failure at any checked call throws,
+// nothing leaks, and a transform that outlived a failure part way through a transpose works again
+// (the failed transpose drains every GPU's streams before it throws, so no chunk still in flight
+// stores into a buffer the next transform fills).
+TEST(FftGpu, RawVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  int k = 1;
+  while (2 * k <= std::min(8, cush::DeviceSet::available())) k *= 2;
+  const std::size_t n = std::size_t{1} << 12;
+  const std::vector<Complex> x = random_signal(n, 13);
+  const fft::Options options{0, 2, true};
+  cush_test::SameAsFirst<std::vector<Complex>> same("fft, raw", [](const std::vector<Complex>& a, const std::vector<Complex>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Complex)) == 0;
+  });
+  const auto run = [&](fft::MultiCuda& v) {
+    std::vector<Complex> got(n);
+    v.load(x.data());
+    v.forward();
+    v.inverse(Order::natural, Order::natural);
+    v.store(got.data());
+    v.wait();
+    same(got);
+  };
+  fft::MultiCuda kept(n, Devices::first(k), options);  // outlives every failure, used again after it
+  const auto action = [&] {
+    {
+      fft::MultiCuda fresh(n, Devices::first(k), options);
+      run(fresh);
+    }
+    run(kept);
+  };
+  cush_test::walk_faults("fft, raw variant, " + std::to_string(k) + " GPUs", action, [&] { run(kept); });
+}

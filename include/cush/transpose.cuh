@@ -79,6 +79,9 @@ void launch_transpose(const TransposeSource& s, std::size_t cols, const F& f) {
 template <class T, class F>
 void transpose_with(const PlanBase& src, PlanBase& dst, std::size_t rows, std::size_t cols, const F& f,
                     const TransposeOptions& options, const char* where) {
+  static_assert(sizeof(T) * transpose_tile * (transpose_tile + 1) <= 48 * 1024,
+                "cush::transpose: elements of at most 46 bytes (the kernel's 32 x 33 tile of them in 48 KiB of "
+                "shared memory)");
   TransposeOp op(src, dst, rows, cols, sizeof(T), options, where);
   const std::size_t chunks = op.chunks();
   for (std::size_t k = 0; k < chunks; ++k)
@@ -98,7 +101,7 @@ void transpose_with(const PlanBase& src, PlanBase& dst, std::size_t rows, std::s
 
 /// dst = the transpose of src with f applied to every element: dst element (c, r) is
 /// f(src element (r, c), r, c). Same requirements as cush::transpose (transpose.hpp), for any
-/// trivially copyable T.
+/// trivially copyable T of at most 46 bytes.
 template <class T, class F>
   requires(!std::is_same_v<std::remove_cvref_t<F>, TransposeOptions>)
 void transpose(const Plan<T>& src, Plan<T>& dst, std::size_t rows, std::size_t cols, F f,

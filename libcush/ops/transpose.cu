@@ -143,23 +143,28 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
   if (element_size != src.element_size)
     throw InvalidArgument(where, "src", "has elements of " + std::to_string(src.element_size) + " bytes, the kernel " +
                                             std::to_string(element_size));
-  // Every pair's way, and peer access for the direct ones, before anything is enqueued.
-  const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
-  std::vector<char> straight(nsrc * ndst, 1);
-  for (std::size_t g = 0; g < nsrc; ++g)
-    for (std::size_t h = 0; h < ndst; ++h) {
-      if (src.layout.segment(g).count == 0 || dst.layout.segment(h).count == 0) continue;
-      const int from = src.devices[g], to = dst.devices[h];
-      straight[g * ndst + h] = direct(from, to, options.path, where) ? 1 : 0;
-      if (straight[g * ndst + h] && from != to && !enable_peer_access_once(from, to))
-        throw Error(std::string(where) + ": enabling peer access from device " + std::to_string(from) + " to " +
-                    std::to_string(to) + " failed");
-    }
-
   if (!options.produce && options.chunks > 1)
     throw InvalidArgument(where, "options", "chunks is " + std::to_string(options.chunks) +
                                                 " without produce; chunks pipeline the transpose with the work that "
                                                 "produce enqueues");
+  // Every pair's way first (a direct path that cannot be is refused before any peer access is
+  // enabled: enabled peer access slows later allocations), then peer access for the direct ones,
+  // before anything is enqueued.
+  const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
+  std::vector<char> straight(nsrc * ndst, 1);
+  for (std::size_t g = 0; g < nsrc; ++g)
+    for (std::size_t h = 0; h < ndst; ++h)
+      if (src.layout.segment(g).count != 0 && dst.layout.segment(h).count != 0)
+        straight[g * ndst + h] = direct(src.devices[g], dst.devices[h], options.path, where) ? 1 : 0;
+  for (std::size_t g = 0; g < nsrc; ++g)
+    for (std::size_t h = 0; h < ndst; ++h) {
+      const int from = src.devices[g], to = dst.devices[h];
+      if (src.layout.segment(g).count == 0 || dst.layout.segment(h).count == 0 || !straight[g * ndst + h] || from == to)
+        continue;
+      if (!enable_peer_access_once(from, to))
+        throw Error(std::string(where) + ": enabling peer access from device " + std::to_string(from) + " to " +
+                    std::to_string(to) + " failed");
+    }
 
   impl_ = std::make_unique<Impl>(src.endpoint(), dst.endpoint());
   impl_->cols = cols;
