@@ -94,7 +94,7 @@ struct Options {
   /// variant writes out.
   std::size_t chunks = 0;
   /// The multi-GPU variants: each GPU transposes the tiles bound for another GPU into a scratch
-  /// buffer of its own, and copy engines move them (cudaMemcpy2DAsync, a chunk's copies beside the
+  /// buffer of its own, and copy engines move them (cudaMemcpy3DPeerAsync, a chunk's copies beside the
   /// next chunk's transpose); false: the transpose kernel stores them into the other GPU.
   bool staged = false;
 };
