@@ -415,60 +415,55 @@ TEST(FftErrors, BadSizesAreRejected) {
 
 }  // namespace
 
-// Injected faults (support/faults.hpp): every checked CUDA and cuFFT call of the cush variant
-// fails once; each failure is a cush error naming the call, and leaves no GPU memory behind.
-TEST(FftGpu, CushVariantFailsCleanlyAtEveryCheckedCall) {
-  CUSH_REQUIRE_GPUS(1);
+namespace {
+
+// Injected faults (support/faults.hpp) over a multi-GPU variant, whole (1 chunk, direct stores)
+// and pipelined (2 chunks a step) and staged: every checked CUDA and cuFFT call fails once; each
+// failure throws a cush error naming the call, nothing leaks, and a transform that outlived a
+// failure part way through a transpose gives the same bits again (a failed transpose drains
+// every GPU's streams before it throws, so no chunk still in flight stores into a buffer the next
+// transform fills).
+template <class Variant>
+void walk_variant(const std::string& name, unsigned seed) {
   int k = 1;
   while (2 * k <= std::min(8, cush::DeviceSet::available())) k *= 2;
   const std::size_t n = std::size_t{1} << 12;
-  const std::vector<Complex> x = random_signal(n, 12);
-  cush_test::SameAsFirst<std::vector<Complex>> same("fft, cush", [](const std::vector<Complex>& a, const std::vector<Complex>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Complex)) == 0;
-  });
-  const auto transform = [&] {
-    fft::MultiCush v(n, Devices::first(k));
-    std::vector<Complex> got(n);
-    v.load(x.data());
-    v.forward();
-    v.inverse(Order::natural, Order::natural);
-    v.store(got.data());
-    v.wait();
-    same(got);
-  };
-  cush_test::walk_faults("fft, cush variant, " + std::to_string(k) + " GPUs", transform, transform);
+  const std::vector<Complex> x = random_signal(n, seed);
+  for (const fft::Options options : {fft::Options{0, 1, false}, fft::Options{0, 2, true}}) {
+    const std::string what = "fft, " + name + ", " + std::to_string(k) + " GPUs" +
+                             (options.staged ? ", 2 chunks, staged" : ", 1 chunk");
+    cush_test::SameAsFirst<std::vector<Complex>> same(what, [](const std::vector<Complex>& a, const std::vector<Complex>& b) {
+      return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Complex)) == 0;
+    });
+    const auto run = [&](Variant& v) {
+      std::vector<Complex> got(n);
+      v.load(x.data());
+      v.forward();
+      v.inverse(Order::natural, Order::natural);
+      v.store(got.data());
+      v.wait();
+      same(got);
+    };
+    Variant kept(n, Devices::first(k), options);  // outlives every failure, used again after it
+    const auto action = [&] {
+      {
+        Variant fresh(n, Devices::first(k), options);
+        run(fresh);
+      }
+      run(kept);
+    };
+    cush_test::walk_faults(what, action, [&] { run(kept); });
+  }
 }
 
-// The raw variant, pipelined (2 chunks a step) and staged: a failure at any checked call throws,
-// nothing leaks, and a transform that outlived a failure part way through a transpose works again
-// (the failed transpose drains every GPU's streams before it throws, so no chunk still in flight
-// stores into a buffer the next transform fills).
+}  // namespace
+
+TEST(FftGpu, CushVariantFailsCleanlyAtEveryCheckedCall) {
+  CUSH_REQUIRE_GPUS(1);
+  walk_variant<fft::MultiCush>("cush variant", 12);
+}
+
 TEST(FftGpu, RawVariantFailsCleanlyAtEveryCheckedCall) {
   CUSH_REQUIRE_GPUS(1);
-  int k = 1;
-  while (2 * k <= std::min(8, cush::DeviceSet::available())) k *= 2;
-  const std::size_t n = std::size_t{1} << 12;
-  const std::vector<Complex> x = random_signal(n, 13);
-  const fft::Options options{0, 2, true};
-  cush_test::SameAsFirst<std::vector<Complex>> same("fft, raw", [](const std::vector<Complex>& a, const std::vector<Complex>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Complex)) == 0;
-  });
-  const auto run = [&](fft::MultiCuda& v) {
-    std::vector<Complex> got(n);
-    v.load(x.data());
-    v.forward();
-    v.inverse(Order::natural, Order::natural);
-    v.store(got.data());
-    v.wait();
-    same(got);
-  };
-  fft::MultiCuda kept(n, Devices::first(k), options);  // outlives every failure, used again after it
-  const auto action = [&] {
-    {
-      fft::MultiCuda fresh(n, Devices::first(k), options);
-      run(fresh);
-    }
-    run(kept);
-  };
-  cush_test::walk_faults("fft, raw variant, " + std::to_string(k) + " GPUs", action, [&] { run(kept); });
+  walk_variant<fft::MultiCuda>("raw variant", 13);
 }

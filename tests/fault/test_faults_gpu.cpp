@@ -331,7 +331,9 @@ TEST(Faults, DeviceOperationsOnNewPlans) {
 }
 
 // The transpose, direct (stores into the other device) and staged (a scratch buffer, then a 2D
-// copy): every path it takes between two plans of different layouts.
+// copy), whole and pipelined in 3 chunks with a producer (whose rows are already there): every
+// path it takes between two plans of different layouts, and a failure between one chunk's copies
+// and the next chunk's kernel.
 TEST(Faults, Transpose) {
   CUSH_REQUIRE_GPUS(1);
   const DeviceSet gpus = DeviceSet::all();
@@ -342,20 +344,27 @@ TEST(Faults, Transpose) {
   std::vector<double> want(in.size());
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) want[c * rows + r] = in[r * cols + c];
-  for (auto path : {cush::TransposeOptions::Path::automatic, cush::TransposeOptions::Path::staged}) {
-    Plan<double> src(gpus, in.size(), Distribution::uniform().with_granularity(cols));
-    Plan<double> dst(DeviceSet(reversed), in.size(), Distribution::uniform().with_granularity(rows));
-    const auto transpose = [&] {
-      std::vector<double> out(in.size());
-      src.scatter(in.data());
-      cush::transpose(src, dst, rows, cols, cush::TransposeOptions{path});
-      dst.gather(out.data());
-      dst.wait();
-      require_equal(out, want, "transpose");
-    };
-    walk(std::string("transpose, ") + (path == cush::TransposeOptions::Path::staged ? "staged" : "automatic"),
-         transpose, transpose);
-  }
+  for (auto path : {cush::TransposeOptions::Path::automatic, cush::TransposeOptions::Path::staged})
+    for (std::size_t chunks : {std::size_t{1}, std::size_t{3}}) {
+      Plan<double> src(gpus, in.size(), Distribution::uniform().with_granularity(cols));
+      Plan<double> dst(DeviceSet(reversed), in.size(), Distribution::uniform().with_granularity(rows));
+      cush::TransposeOptions options{path};
+      if (chunks > 1) {
+        options.chunks = chunks;
+        options.produce = [](const cush::TransposeChunk&) {};
+      }
+      const auto transpose = [&] {
+        std::vector<double> out(in.size());
+        src.scatter(in.data());
+        cush::transpose(src, dst, rows, cols, options);
+        dst.gather(out.data());
+        dst.wait();
+        require_equal(out, want, "transpose");
+      };
+      walk(std::string("transpose, ") + (path == cush::TransposeOptions::Path::staged ? "staged" : "automatic") +
+               (chunks > 1 ? ", 3 chunks" : ""),
+           transpose, transpose);
+    }
 }
 
 // A field with ghosts along z only (walls on x and y, as the lattice-Boltzmann case has): its
