@@ -14,7 +14,8 @@
 //   case/fft_<mode>_chunks<c>[_staged]/<variant>/<g>gpu/<e>  the multi-GPU variants with their row
 //                                               FFTs and transposes pipelined in c chunks a GPU
 //                                               (Options::chunks; the rows above take the automatic
-//                                               count), staged: through copy engines (Options::staged)
+//                                               count), staged: through copy engines (Options::staged);
+//                                               <g>vgpu: on g virtual GPUs of one GPU (with CUSH_VIRTUAL_GPUS)
 //   part/fft/<piece>/1gpu/<e>                   the pieces of the cush variant on one GPU:
 //                                               rows_n1, rows_n2 (the two batched cuFFT stages),
 //                                               transpose, transpose_twiddle (cush::transpose, N points),
@@ -212,11 +213,11 @@ void add(const std::string& family, const Mode& m, std::size_t n, int g, const s
 }
 
 // The pipelined rows: chunk counts forced (2 or more GPUs).
-void add_chunked(const Mode& m, std::size_t n, int g) {
+void add_chunked(const Mode& m, std::size_t n, int g, const std::string& label) {
   for (std::size_t c : {1, 2, 4, 8})
     for (bool staged : {false, true}) {
       const std::string base = std::string("case/fft_") + m.name + "_chunks" + std::to_string(c) + (staged ? "_staged" : "");
-      const std::string tail = "/" + std::to_string(g) + "gpu/" + std::to_string(std::bit_width(n) - 1);
+      const std::string tail = "/" + std::to_string(g) + label + "/" + std::to_string(std::bit_width(n) - 1);
       const cases::Devices gpus = cases::Devices::first(g);
       cush_bench::add_timed(base + "/multi_cuda" + tail,
                             [=](benchmark::State& s) { transforms<fft::MultiCuda>(s, n, gpus, m, false, c, staged); }, true);
@@ -242,13 +243,15 @@ void register_fft() {
     for (int g = 1; g <= available; g *= 2) add_convolutions(std::size_t{1} << e, g);
   for (const Mode& m : kModes)
     for (int e : {26, 28, 30})
-      for (int g = 2; g <= available; g *= 2) add_chunked(m, std::size_t{1} << e, g);
+      for (int g = 2; g <= available; g *= 2) add_chunked(m, std::size_t{1} << e, g, "gpu");
   // Virtual GPUs: the process's logical devices on GPU 0 (see the top of the file).
   if (cush::virtual_gpus_active())
     for (const Mode& m : kModes)
       for (int e : {20, 24, 26, 28})
-        for (int g = 2; g <= cush::DeviceSet::available(); g *= 2)
+        for (int g = 2; g <= cush::DeviceSet::available(); g *= 2) {
           add("fft", m, std::size_t{1} << e, g, std::to_string(g) + "vgpu", false);
+          if (e >= 26) add_chunked(m, std::size_t{1} << e, g, "vgpu");
+        }
   for (int piece = 0; piece < 6; ++piece) {
     static const char* names[] = {"rows_n1", "rows_n2", "transpose", "transpose_twiddle", "cols_n1", "rows_n2_out_t"};
     for (int e : {24, 26, 28, 30}) {

@@ -83,6 +83,7 @@ void transpose_with(const PlanBase& src, PlanBase& dst, std::size_t rows, std::s
                 "cush::transpose: elements of at most 46 bytes (the kernel's 32 x 33 tile of them in 48 KiB of "
                 "shared memory)");
   TransposeOp op(src, dst, rows, cols, sizeof(T), options, where);
+  op.preload(reinterpret_cast<const void*>(&transpose_tiles<T, F>));
   const std::size_t chunks = op.chunks();
   for (std::size_t k = 0; k < chunks; ++k)
     for (std::size_t i = 0; i < op.sources(); ++i) {

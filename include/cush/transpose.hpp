@@ -114,7 +114,7 @@ struct TransposeSource {
 
 /// The host side of one transpose: checks the arguments, orders the streams, lists what each
 /// source device's kernel writes, calls the producer, and, after each launch, enqueues the
-/// staged copies. Used as: construct; for k = 0 .. chunks() - 1, for each source i with
+/// staged copies. Used as: construct; preload(the kernel); for k = 0 .. chunks() - 1, for each source i with
 /// k < chunks(i): s = prepare(i, k), launch the kernel of s on s.stream with s.device current,
 /// launched(i, k, s.stream); then finish().
 class TransposeOp {
@@ -127,6 +127,10 @@ class TransposeOp {
 
   /// The source devices with rows (none is empty).
   [[nodiscard]] std::size_t sources() const noexcept;
+  /// Loads `kernel` (the address of the __global__ function that will run) on every source
+  /// device now, once per process: with CUDA's lazy loading a kernel's first launch may wait for
+  /// all work on its device, which would stall a pipelined transpose behind its producer.
+  void preload(const void* kernel) const;
   /// Source i's chunks, and the most of any source.
   [[nodiscard]] std::size_t chunks(std::size_t i) const;
   [[nodiscard]] std::size_t chunks() const noexcept;

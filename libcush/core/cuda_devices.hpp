@@ -71,7 +71,8 @@ void enable_physical_peer_access(int from, int to);
 /// access already enabled counts as done).
 void enable_access_to_physical(int from, int to);
 /// A memory pool of cush's own on the physical device of `logical` (cudaMemPoolCreate), whose
-/// allocations other devices can be given access to; never the application's default pool.
+/// allocations other devices can be given access to; never the application's default pool. It
+/// keeps freed memory (release threshold: all) until it is trimmed.
 [[nodiscard]] cudaMemPool_t create_device_pool(int logical);
 /// Gives the physical device of `accessor` read and write access to `pool`'s allocations.
 void grant_pool_access(cudaMemPool_t pool, int accessor);

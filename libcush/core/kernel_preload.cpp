@@ -13,11 +13,14 @@
 
 namespace cush::detail {
 
-void preload_kernels(int device, const char* group, std::span<const void* const> kernels) {
+namespace {
+
+// Loads `kernels` on `device` once per (device, key): a list's name, or a kernel's own address.
+void preload_once(int device, const void* key, const char* what, std::span<const void* const> kernels) {
   static std::mutex mutex;
-  static std::set<std::pair<int, const char*>> loaded;
+  static std::set<std::pair<int, const void*>> loaded;
   std::lock_guard lock(mutex);
-  if (loaded.contains({device, group})) return;
+  if (loaded.contains({device, key})) return;
   const DeviceGuard guard(device);
   for (const void* kernel : kernels) {
     cudaFuncAttributes attributes{};
@@ -31,9 +34,19 @@ void preload_kernels(int device, const char* group, std::span<const void* const>
     }
     if (status != cudaSuccess)
       throw_cuda_error(status, "cudaFuncGetAttributes(&attributes, kernel)", __FILE__, __LINE__,
-                       std::string(group) + " kernels on device " + std::to_string(device));
+                       std::string(what) + " kernels on device " + std::to_string(device));
   }
-  loaded.insert({device, group});
+  loaded.insert({device, key});
+}
+
+}  // namespace
+
+void preload_kernels(int device, const char* group, std::span<const void* const> kernels) {
+  preload_once(device, group, group, kernels);
+}
+
+void preload_kernel(int device, const char* what, const void* kernel) {
+  preload_once(device, kernel, what, std::span<const void* const>(&kernel, 1));
 }
 
 }  // namespace cush::detail

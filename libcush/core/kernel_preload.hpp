@@ -12,4 +12,9 @@ namespace cush::detail {
 /// process, device and `group` (a name for the list; one static string per list).
 void preload_kernels(int device, const char* group, std::span<const void* const> kernels);
 
+/// Loads one kernel on `device`, once per process, device and kernel (for kernels instantiated in
+/// the application's code, such as cush::transpose's with a device function); `what` names it in
+/// an error.
+void preload_kernel(int device, const char* what, const void* kernel);
+
 }  // namespace cush::detail

@@ -7,6 +7,7 @@
 
 #include "core/cuda_devices.hpp"
 #include "core/device_map.hpp"
+#include "cush/error.hpp"
 
 namespace cush::detail {
 
@@ -48,16 +49,22 @@ bool can_reach(int a, int b) {
 
 bool same_gpu(int a, int b) { return device_map().same_gpu(a, b); }
 
+namespace {
+std::map<int, cudaMemPool_t>& pools() {  // by logical owner
+  static std::map<int, cudaMemPool_t> made;
+  return made;
+}
+}  // namespace
+
 cudaMemPool_t shared_pool(int owner, int accessor) {
-  static std::map<int, cudaMemPool_t> pools;                // by logical owner
   static std::set<std::pair<cudaMemPool_t, int>> granted;   // (pool, physical accessor)
   std::lock_guard lock(mutex);
-  cudaMemPool_t& pool = pools[owner];
+  cudaMemPool_t& pool = pools()[owner];
   if (pool == nullptr) {
     try {
       pool = create_device_pool(owner);
     } catch (...) {
-      pools.erase(owner);
+      pools().erase(owner);
       throw;
     }
   }
@@ -67,6 +74,11 @@ cudaMemPool_t shared_pool(int owner, int accessor) {
     granted.insert({pool, physical_id(accessor)});
   }
   return pool;
+}
+
+void trim_shared_pools() noexcept {
+  std::lock_guard lock(mutex);
+  for (const auto& [owner, pool] : pools()) CUSH_CUDA_CHECK_NOEXCEPT(cudaMemPoolTrimTo(pool, 0));
 }
 
 bool enable_peer_access_once(int from, int to) {

@@ -25,6 +25,10 @@ namespace cush::detail {
 /// devices reads. The application's default pools are left as they are.
 [[nodiscard]] cudaMemPool_t shared_pool(int owner, int accessor);
 
+/// Returns the memory that cush's pools keep and no allocation uses to the system
+/// (cudaMemPoolTrimTo): called when a plan is destroyed, after its streams are done.
+void trim_shared_pools() noexcept;
+
 /// Enables access from device `from` to device `to` once per process; false if the pair has no
 /// peer access (nothing is enabled then), true once enabled (also by the application before us).
 bool enable_peer_access_once(int from, int to);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "host/executor.hpp"
+#include "core/peer_access.hpp"
 #include "core/stream_set.hpp"
 #include "ops/op_streams.hpp"
 #include "transports/resources.hpp"
@@ -27,8 +28,12 @@ struct PlanBase::Impl {
         lanes(devices.ids()),
         streams(std::move(s)),
         stream_handles(streams->handles().begin(), streams->handles().end()) {}
-  // The streams may be shared or the caller's: wait for them before anything is freed.
-  ~Impl() { detail::synchronize_noexcept(stream_handles); }
+  // The streams may be shared or the caller's: wait for them before anything is freed. Then the
+  // staging memory of transposes that cush's pools keep goes back to the system.
+  ~Impl() {
+    detail::synchronize_noexcept(stream_handles);
+    detail::trim_shared_pools();
+  }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/kernel_preload.hpp"
 #include "core/peer_access.hpp"
 #include "cush/device_guard.hpp"
 #include "core/cuda_devices.hpp"
@@ -257,6 +258,10 @@ TransposeOp::~TransposeOp() {
     for (auto& s : source.staged) impl_->release(s);
 }
 
+void TransposeOp::preload(const void* kernel) const {
+  for (const auto& source : impl_->sources) preload_kernel(source.whole.device, "cush::transpose", kernel);
+}
+
 std::size_t TransposeOp::sources() const noexcept { return impl_->sources.size(); }
 
 std::size_t TransposeOp::chunks(std::size_t i) const { return impl_->sources.at(i).chunks; }
@@ -300,7 +305,7 @@ TransposeSource TransposeOp::prepare(std::size_t i, std::size_t k) {
     c.stream = impl_->ops.aux(source.part, 0);
     CUSH_CUDA_CHECK(cudaStreamWaitEvent(c.stream, written, 0));
     // Its staged copies on a third, so that the next chunk's kernel runs beside them.
-    if (!source.staged.empty())
+    if (k == 0)
       for (Impl::Staged& st : source.staged) st.stream = impl_->ops.aux(source.part, 1);
   }
   return c;

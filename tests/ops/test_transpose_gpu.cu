@@ -6,7 +6,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -15,6 +17,7 @@
 
 #include "cush/cush.hpp"
 #include "cush/transpose.cuh"
+#include "support/faults.hpp"
 #include "support/gpu.hpp"
 #include "support/kernels.hpp"
 
@@ -383,6 +386,92 @@ TEST(TransposeErrors, BadArgumentsAreRejectedBeforeAnythingMoves) {  // and bad 
   b.wait();
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << ", " << c;
+}
+
+// With CUDA's lazy loading a kernel is loaded at its first launch, and loading may wait for all
+// work on the device. cush::transpose loads its kernel on every source device before anything is
+// enqueued, so the first call of a new instantiation does not wait for its producer's work: here
+// a 600 ms spin that the producer enqueues ahead of chunk 0 (the call returns long before it
+// ends; without the preload it returned after it, so this fails). The function type is this
+// test's own, so no earlier test loaded its kernel.
+struct NegateOnce {
+  __device__ float operator()(float v, std::size_t, std::size_t) const { return -v; }
+};
+
+TEST(TransposeLoading, FirstCallDoesNotWaitForItsProducersWork) {
+  CUSH_REQUIRE_GPUS(1);
+  if (const char* mode = std::getenv("CUDA_MODULE_LOADING"); mode != nullptr && std::string(mode) == "EAGER")
+    GTEST_SKIP() << "CUDA_MODULE_LOADING=EAGER: every kernel is loaded when the program starts";
+  const cush::DeviceSet gpus = cush::DeviceSet::all();
+  const std::size_t k = gpus.size();
+  const std::size_t rows = 6 * k, cols = 40;
+  Plan<float> a(gpus, rows * cols, rows_of(cols, false, k));
+  Plan<float> b(gpus, rows * cols, rows_of(rows, false, k));
+  std::vector<float> in(rows * cols);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 997) + 0.5f;
+  a.scatter(in.data());
+  a.wait();
+  cush_test::spin(a.segment(0).stream(), 0.0);  // the spin kernel itself loaded beforehand
+  CUSH_CUDA_CHECK(cudaStreamSynchronize(a.segment(0).stream()));
+  TransposeOptions o;
+  o.chunks = 2;
+  o.produce = [](const cush::TransposeChunk& c) {
+    if (c.pos == 0 && c.index == 0) cush_test::spin_current(c.stream, 600.0);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  cush::transpose(a, b, rows, cols, NegateOnce{}, o);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(ms, 300.0) << "the first transpose of a new kernel waited for the producer's spin";
+  std::vector<float> out(rows * cols);
+  b.gather(out.data());
+  b.wait();
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], -in[r * cols + c]) << r << ", " << c;
+}
+
+// A staged transpose's scratch buffer comes from cush's pool on the source device, which keeps the
+// memory when the buffer is freed: the next staged transpose reuses it instead of mapping it
+// again (about 3 us a MiB), and destroying a plan gives it back. With the pool's default release
+// threshold (0) the memory went back at the first synchronization, so this fails there.
+TEST(TransposeScratch, KeptForTheNextStagedTransposeAndFreedWithThePlans) {
+  CUSH_REQUIRE_GPUS(2);
+  const cush::DeviceSet gpus = cush::DeviceSet::all();
+  const std::size_t k = gpus.size();
+  const std::size_t rows = 512 * k, cols = 2048;  // 4 MiB of floats a device
+  cush_test::load_process_caches();
+  const std::vector<std::size_t> before = cush_test::gpu_free_memory();
+  {
+    Plan<float> a(gpus, rows * cols, rows_of(cols, false, k));
+    Plan<float> b(gpus, rows * cols, rows_of(rows, false, k));
+    std::vector<float> in(rows * cols);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 8191) - 0.25f;
+    a.scatter(in.data());
+    a.wait();
+    const std::vector<std::size_t> made = cush_test::gpu_free_memory();
+    const TransposeOptions staged{Path::staged};
+    cush::transpose(a, b, rows, cols, staged);
+    b.wait();
+    const std::vector<std::size_t> once = cush_test::gpu_free_memory();
+    // Each device's rows bound for the k - 1 others: (k - 1) / k of its 4 MiB.
+    std::vector<std::size_t> scratch(once.size(), 0);
+    for (std::size_t pos = 0; pos < k; ++pos)
+      scratch[static_cast<std::size_t>(cush::physical_device(gpus.ids()[pos]))] +=
+          (rows / k) * (cols - cols / k) * sizeof(float);
+    for (std::size_t g = 0; g < once.size(); ++g)
+      EXPECT_GE(made[g] - std::min(made[g], once[g]), scratch[g]) << "GPU " << g << ": the scratch memory was released";
+    for (int again = 0; again < 3; ++again) {
+      cush::transpose(a, b, rows, cols, staged);
+      b.wait();
+    }
+    EXPECT_EQ(cush_test::gpu_free_memory(), once) << "later staged transposes reuse the memory kept";
+    std::vector<float> out(rows * cols);
+    b.gather(out.data());
+    b.wait();
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << ", " << c;
+  }
+  if (cush_test::under_cuda_tool()) return;  // the tool's allocations move free memory
+  EXPECT_EQ(cush_test::gpu_free_memory(), before) << "destroying the plans gives the kept memory back";
 }
 
 }  // namespace
