@@ -53,7 +53,7 @@ elapsed() { echo $(( $(date +%s) - t0 ))s; }
 grouped_ctest() {
   local tree=$1 base=$2 heavy='FailsCleanly|Faults\.|NcclFailure'
   shift 2
-  alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory' memory=device
+  alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory|TransposeScratch' memory=device
   if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
      CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
        --gtest_filter=ProcessMemory.CountsThisProcessOnly >"${base}_memory_check.log" 2>&1; then

@@ -432,7 +432,8 @@ TEST(TransposeLoading, FirstCallDoesNotWaitForItsProducersWork) {
 // A staged transpose's scratch buffer comes from cush's pool on the source device, which keeps the
 // memory when the buffer is freed: the next staged transpose reuses it instead of mapping it
 // again (about 3 us a MiB), and destroying a plan gives it back. With the pool's default release
-// threshold (0) the memory went back at the first synchronization, so this fails there.
+// threshold (0) the memory went back at the first synchronization, so this fails there. It compares
+// free GPU memory: suites run it alone unless each process's memory is counted (gpu_script.sh).
 TEST(TransposeScratch, KeptForTheNextStagedTransposeAndFreedWithThePlans) {
   CUSH_REQUIRE_GPUS(2);
   const cush::DeviceSet gpus = cush::DeviceSet::all();
