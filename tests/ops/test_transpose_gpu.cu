@@ -439,13 +439,16 @@ TEST(TransposeScratch, KeptForTheNextStagedTransposeAndFreedWithThePlans) {
   const cush::DeviceSet gpus = cush::DeviceSet::all();
   const std::size_t k = gpus.size();
   const std::size_t rows = 512 * k, cols = 2048;  // 4 MiB of floats a device
-  cush_test::load_process_caches();
-  const std::vector<std::size_t> before = cush_test::gpu_free_memory();
-  {
+  std::vector<float> in(rows * cols);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 8191) - 0.25f;
+  // Each device's rows bound for the k - 1 others: (k - 1) / k of its 4 MiB, on its GPU.
+  std::vector<std::size_t> scratch(cush_test::gpu_free_memory().size(), 0);
+  for (std::size_t pos = 0; pos < k; ++pos)
+    scratch[static_cast<std::size_t>(cush::physical_device(gpus.ids()[pos]))] +=
+        (rows / k) * (cols - cols / k) * sizeof(float);
+  const auto plans_and_transposes = [&](bool check) {
     Plan<float> a(gpus, rows * cols, rows_of(cols, false, k));
     Plan<float> b(gpus, rows * cols, rows_of(rows, false, k));
-    std::vector<float> in(rows * cols);
-    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 8191) - 0.25f;
     a.scatter(in.data());
     a.wait();
     const std::vector<std::size_t> made = cush_test::gpu_free_memory();
@@ -453,24 +456,25 @@ TEST(TransposeScratch, KeptForTheNextStagedTransposeAndFreedWithThePlans) {
     cush::transpose(a, b, rows, cols, staged);
     b.wait();
     const std::vector<std::size_t> once = cush_test::gpu_free_memory();
-    // Each device's rows bound for the k - 1 others: (k - 1) / k of its 4 MiB.
-    std::vector<std::size_t> scratch(once.size(), 0);
-    for (std::size_t pos = 0; pos < k; ++pos)
-      scratch[static_cast<std::size_t>(cush::physical_device(gpus.ids()[pos]))] +=
-          (rows / k) * (cols - cols / k) * sizeof(float);
-    for (std::size_t g = 0; g < once.size(); ++g)
+    for (std::size_t g = 0; check && g < once.size(); ++g)
       EXPECT_GE(made[g] - std::min(made[g], once[g]), scratch[g]) << "GPU " << g << ": the scratch memory was released";
     for (int again = 0; again < 3; ++again) {
       cush::transpose(a, b, rows, cols, staged);
       b.wait();
     }
-    EXPECT_EQ(cush_test::gpu_free_memory(), once) << "later staged transposes reuse the memory kept";
+    if (check) EXPECT_EQ(cush_test::gpu_free_memory(), once) << "later staged transposes reuse the memory kept";
     std::vector<float> out(rows * cols);
     b.gather(out.data());
     b.wait();
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << ", " << c;
-  }
+  };
+  // Once unmeasured: what the process keeps from its first staged transpose (kernels, peer access
+  // between GPUs that have it, the pools themselves) is made before `before`.
+  cush_test::load_process_caches();
+  plans_and_transposes(false);
+  const std::vector<std::size_t> before = cush_test::gpu_free_memory();
+  plans_and_transposes(true);
   if (cush_test::under_cuda_tool()) return;  // the tool's allocations move free memory
   EXPECT_EQ(cush_test::gpu_free_memory(), before) << "destroying the plans gives the kept memory back";
 }
