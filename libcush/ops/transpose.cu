@@ -359,3 +359,9 @@ void transpose_bytes(const PlanBase& src, PlanBase& dst, std::size_t rows, std::
 }
 
 }  // namespace cush::detail
+
+namespace cush {
+
+void release_staging_memory() noexcept { detail::trim_shared_pools(); }
+
+}  // namespace cush
