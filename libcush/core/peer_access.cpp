@@ -12,7 +12,9 @@
 namespace cush::detail {
 
 namespace {
-std::mutex mutex;
+// Never destroyed, nor the map of pools (pools() below): a plan destroyed by a static destructor
+// after them would otherwise lock a destroyed mutex or walk a freed map when it trims the pools.
+std::mutex& mutex = *new std::mutex;
 std::map<std::pair<int, int>, bool>& capabilities() {
   static std::map<std::pair<int, int>, bool> known;
   return known;
@@ -51,8 +53,8 @@ bool same_gpu(int a, int b) { return device_map().same_gpu(a, b); }
 
 namespace {
 std::map<int, cudaMemPool_t>& pools() {  // by logical owner
-  static std::map<int, cudaMemPool_t> made;
-  return made;
+  static auto* made = new std::map<int, cudaMemPool_t>;
+  return *made;
 }
 }  // namespace
 

@@ -30,19 +30,23 @@ namespace faults = cush::detail::faults;
 
 }  // namespace
 
-std::vector<std::size_t> gpu_free_memory() {
+std::vector<std::size_t> gpu_free_memory(bool trim_staging) {
   int count = 0, current = 0;
   EXPECT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   EXPECT_EQ(cudaGetDevice(&current), cudaSuccess);
   std::vector<std::size_t> free(static_cast<std::size_t>(count)), total(free.size());
   // Each GPU's work finished and its default memory pool made to give back what it caches
-  // (cudaFreeAsync keeps memory in the pool).
+  // (cudaFreeAsync keeps memory in the pool); then, the devices idle, cush's staging pools.
   for (int d = 0; d < count; ++d) {
     cudaMemPool_t pool = nullptr;
     EXPECT_EQ(cudaSetDevice(d), cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, d), cudaSuccess);
     EXPECT_EQ(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
+  }
+  if (trim_staging) cush::release_staging_memory();
+  for (int d = 0; d < count; ++d) {
+    EXPECT_EQ(cudaSetDevice(d), cudaSuccess);
     EXPECT_EQ(cudaMemGetInfo(&free[static_cast<std::size_t>(d)], &total[static_cast<std::size_t>(d)]), cudaSuccess);
   }
   EXPECT_EQ(cudaSetDevice(current), cudaSuccess);

@@ -20,10 +20,12 @@ struct FaultWalk {
   long long kept = 0;     ///< bytes of GPU memory that outliving objects hold after the walk
 };
 
-/// Free memory of every GPU, after synchronizing it and trimming its default memory pool. With
+/// Free memory of every GPU, after synchronizing it and trimming its default memory pool and
+/// (unless `trim_staging` is false) the pools cush keeps staging memory in
+/// (cush::release_staging_memory(): memory a transpose freed; a buffer never freed stays). With
 /// CUSH_TEST_MEMORY=process, the memory the GPU would have free if this process were alone on it
 /// (process_memory.hpp): then other processes on the GPUs do not disturb the comparison.
-std::vector<std::size_t> gpu_free_memory();
+std::vector<std::size_t> gpu_free_memory(bool trim_staging = true);
 
 /// Makes cush create what it keeps for the whole process on first use, so that free memory
 /// measured afterwards does not count it: the staging engine of every device (a host transfer
