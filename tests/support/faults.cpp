@@ -196,6 +196,20 @@ void check_memory(std::vector<std::size_t>& level, const std::string& at, const 
   level = now;
 }
 
+// A sticky error of any GPU (one that every later CUDA call returns, e.g. an illegal address),
+// as text; empty if every GPU is fine.
+std::string device_error() {
+  int count = 0, current = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || cudaGetDevice(&current) != cudaSuccess) return "no GPU answers";
+  std::string found;
+  for (int d = 0; d < count && found.empty(); ++d) {
+    const cudaError_t e = cudaSetDevice(d) == cudaSuccess ? cudaDeviceSynchronize() : cudaErrorInvalidDevice;
+    if (e != cudaSuccess) found = "GPU " + std::to_string(d) + " is broken (" + cudaGetErrorName(e) + ")";
+  }
+  (void)cudaSetDevice(current);
+  return found;
+}
+
 // Progress of a long walk, every 30 s: which call, of how many, and the time taken.
 class Progress {
  public:
@@ -257,6 +271,7 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
     std::printf("[ faults   ] %s: %zu GPUs, %zu calls: failing %zu of them (every site's first, the last, evenly spaced)\n",
                 name.c_str(), gpus, walk.calls, walk.runs);
   std::set<faults::Site> failed_sites;
+  std::string previous;  // the run before this one: the call it failed
   std::vector<std::size_t> level = before;  // free memory the objects that outlive a run may keep
   std::size_t not_reached = 0;
   Progress progress(name, ks.size());
@@ -274,11 +289,22 @@ FaultWalk walk_faults(const std::string& name, const std::function<void()>& acti
                    o.record.failed ? o.record.failed->str().c_str() : "not reached");
     if (!o.record.failed) {
       // The run took another path (a stream found idle or busy) and made fewer calls.
-      if (o.message || !o.problem.empty()) ADD_FAILURE() << at << "not reached, yet the run failed: " << o.problem;
       ++not_reached;
+      if (!o.message && o.problem.empty()) continue;
+      ADD_FAILURE() << at << "not reached, yet the run failed (" << o.type << "): " << o.message.value_or(o.problem);
+      // A device that an earlier run left broken (a sticky error such as an illegal address)
+      // fails every later run the same way: say which run came before, and stop.
+      const std::string broken = device_error();
+      if (!broken.empty()) {
+        ADD_FAILURE() << name << ": " << broken << " after the run that failed "
+                      << (previous.empty() ? std::string("nothing (the first run)") : previous)
+                      << "; the walk stops here";
+        break;
+      }
       continue;
     }
     const std::string call = o.record.failed->str();
+    previous = "call " + std::to_string(k) + " (" + call + ")";
     failed_sites.insert(*o.record.failed);
     EXPECT_TRUE(o.problem.empty()) << at << call << ": " << o.problem;
     if (!o.message) {
