@@ -8,6 +8,7 @@
 
 #include "coefficients.hpp"
 #include "cush/error.hpp"
+#include "wave_staged.cuh"
 #include "wave_steps.cuh"
 
 namespace cases {
@@ -131,9 +132,27 @@ void launch_queue_step(const double* prev, const double* cur, double* next, cons
   launch_columns<Queue>(prev, cur, next, box, l, stream);
 }
 
+namespace {
+/// The staged kernel's shape at order 8: 64 x 24 columns, 512 threads of 3 rows, 3 planes in
+/// flight (README.md, "The staged kernel").
+using StagedShape8 = WaveStagedConfig<4, 64, 8, 3, 3>;
+}  // namespace
+
+bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l) {
+  return l.radius == 4 && wave_staged_fits<StagedShape8>(prev, cur, box);
+}
+
+void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream) {
+  if (l.radius != 4)
+    throw std::invalid_argument("cases::wave: the staged kernel is built for order 8, not " + std::to_string(2 * l.radius));
+  launch_wave_staged<StagedShape8>(prev, cur, next, box, l, stream);
+}
+
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream) {
   if (l.radius == 1) launch_queue_step(prev, cur, next, box, l, stream);
+  else if (staged_step_fits(prev, cur, box, l)) launch_staged_step(prev, cur, next, box, l, stream);
   else launch_steps(WaveLevels{prev, cur, nullptr, next}, box, l, 1, stream);
 }
 

@@ -48,8 +48,9 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
 /// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
 /// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
-/// (launch_queue_step) at order 2, the streaming kernel at 4, 6 and 8 (with its ring loaded at 6
-/// and 8; README.md).
+/// (launch_queue_step) at order 2, the streaming kernel at 4 and 6 (with its ring loaded at 6),
+/// and at 8 the staged kernel (launch_staged_step) where the arrays fit it, else the streaming
+/// kernel with its ring (README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
@@ -63,6 +64,18 @@ void launch_column_step(const double* prev, const double* cur, double* next, con
 /// kernel reads them. Same bits as launch_column_step.
 void launch_queue_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                        cudaStream_t stream);
+
+/// True where launch_staged_step serves `box` of these arrays at this order: orders 4 and 8 (an
+/// even radius), `cur` 16-byte aligned at the first cell the stencil reads in a row (x0 - radius),
+/// `prev` at x0, and an even row pitch (every staged row then starts on a 16-byte boundary, as the
+/// padded layout above gives).
+bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l);
+
+/// The same step with the kernel of wave_staged.cuh: each block's input planes reach shared memory
+/// by asynchronous copies a few planes ahead of the plane it computes. Same bits as
+/// launch_column_step; std::invalid_argument where staged_step_fits is false.
+void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream);
 
 /// The levels a launch of several steps reads (n - 1 and n) and writes (n + T - 1 and n + T).
 struct WaveLevels {

@@ -161,16 +161,19 @@ void check_streaming(const wave::Leapfrog& l, wave::Box box, std::size_t steps, 
   }
 }
 
-// launch_queue_step on `box` of two random levels against launch_column_step: the same bytes on
-// the box, out of place and in place over the older level, and nothing outside the box written.
-void check_queue(const wave::Leapfrog& l, wave::Box box, long offset) {
+using OneStep = void (*)(const double*, const double*, double*, const wave::Box&, const wave::Leapfrog&, cudaStream_t);
+
+// A one-step kernel (launch_queue_step by default) on `box` of two random levels against
+// launch_column_step: the same bytes on the box, out of place and in place over the older level,
+// and nothing outside the box written.
+void check_queue(const wave::Leapfrog& l, wave::Box box, long offset, OneStep step = wave::launch_queue_step) {
   const auto cells = static_cast<std::size_t>(offset + box.pitch_x * box.pitch_y * (box.z0 + box.nz + 9));
   std::vector<double> older(cells), current(cells);
   cush_test::fill_random(std::span<double>(older));
   cush_test::fill_random(std::span<double>(current));
   const std::vector<double> untouched(cells, NAN);
   DeviceBuffer a(older), b(current), out(untouched), ref(untouched);
-  wave::launch_queue_step(a.p + offset, b.p + offset, out.p + offset, box, l, nullptr);
+  step(a.p + offset, b.p + offset, out.p + offset, box, l, nullptr);
   wave::launch_column_step(a.p + offset, b.p + offset, ref.p + offset, box, l, nullptr);
   CUSH_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<double> want = ref.read();
@@ -183,7 +186,7 @@ void check_queue(const wave::Leapfrog& l, wave::Box box, long offset) {
     EXPECT_EQ(bad, 0U) << "order " << 2 * l.radius << ", " << how;
   };
   same(out.read(), "out of place");  // NaN outside the box on both sides: nothing else written
-  wave::launch_queue_step(a.p + offset, b.p + offset, a.p + offset, box, l, nullptr);
+  step(a.p + offset, b.p + offset, a.p + offset, box, l, nullptr);
   std::vector<double> in_place = a.read();
   for (std::size_t i = 0; i < cells; ++i)
     if (std::memcmp(&in_place[i], &older[i], sizeof(double)) == 0) in_place[i] = NAN;  // unchanged: as if untouched
@@ -231,6 +234,31 @@ TEST(CaseWave, QueueKernelEqualsColumnKernel) {
     check_queue(l, wave::Box{h + 3, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 7);
     check_queue(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0);
   }
+}
+
+// The staged kernel (order 8) gives the column kernel's bits on boxes that fill no tile and no z
+// run, are one cell thin, start off a row's first cell, or run over many z runs with a short last
+// one; rows off 16-byte boundaries it refuses, and launch_step takes the streaming kernel there.
+TEST(CaseWave, StagedKernelEqualsColumnKernel) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  const wave::Leapfrog l = wave::leapfrog(8, 0.9 * wave::courant_limit(8));
+  const long h = l.radius;
+  // The offsets put u^n's first read cell (x0 - 4) of every row on a 16-byte boundary.
+  check_queue(l, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0, wave::launch_staged_step);
+  check_queue(l, wave::Box{h, h, h, 37, 19, 13, 48, 19 + 2 * h}, 2, wave::launch_staged_step);
+  check_queue(l, wave::Box{h, h, h, 130, 3, 5, 144, 3 + 2 * h}, 4, wave::launch_staged_step);
+  check_queue(l, wave::Box{h + 2, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 6, wave::launch_staged_step);
+  check_queue(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0, wave::launch_staged_step);
+  // Off the boundary: refused, and the case's dispatch takes the streaming kernel with the same bits.
+  const wave::Box odd{h + 1, h, h, 37, 19, 13, 48, 19 + 2 * h};
+  DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(48 * (19 + 2 * h) * (h + 13 + 9)), 1.0));
+  EXPECT_FALSE(wave::staged_step_fits(a.p, a.p, odd, l));
+  EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, odd, l, nullptr), std::invalid_argument);
+  check_queue(l, odd, 0, wave::launch_step);
+  EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h},
+                                        wave::leapfrog(4, 0.4), nullptr),
+               std::invalid_argument);
 }
 
 // Many z runs (over 2048 blocks of 8 planes or fewer), the last one shorter. (Apart from the small
