@@ -48,8 +48,15 @@ void launch_xy_halo(double* u, std::size_t nx, std::size_t ny, std::size_t z_beg
                     cudaStream_t stream, std::size_t h = 1);
 
 /// Fills the h-layer ghost shell of an nx x ny x nz grid held whole (stored as slab_copy() says,
-/// nz + 2 h planes), periodic on every axis, from its owned cells.
+/// nz + 2 h planes), periodic on every axis, from its owned cells: the x ghosts of the owned rows,
+/// then the ghost rows whole, then the ghost planes whole (padding included), three launches.
 void launch_periodic_halo(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream,
                           std::size_t h = 1);
+
+/// The same in one launch that takes each ghost from its owned cell, for any axis length (what
+/// launch_periodic_halo falls back to where an axis has fewer cells than h): slower at large sizes
+/// (bench/probes/probe_wave.cu times both), the same cells.
+void launch_periodic_halo_general(double* u, std::size_t nx, std::size_t ny, std::size_t nz, cudaStream_t stream,
+                                  std::size_t h = 1);
 
 }  // namespace cases

@@ -24,6 +24,7 @@
 #include "cush/error.hpp"
 #include "kernels.hpp"
 #include "probe_support.cuh"
+#include "wave_staged.cuh"  // launch_wave_staged: planes staged in shared memory by cp.async
 #include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
 
 namespace wave = cases::wave;
@@ -63,6 +64,29 @@ int main(int argc, char** argv) {
   const double r1w = copy_gbs / 24;
   std::printf("probe_wave: %ld^3 FP64, %ld ghost layers, %d repetitions, median per launch\n", n, kHalo, reps);
   std::printf("copy %.0f GB/s: R1w = %.1f G updates/s\n\n", copy_gbs, r1w);
+  // The periodic ghost fill of the single-GPU reference (h = radius layers, padded_grid.hpp): the
+  // general kernel against the passes, same cells (padding aside), ghost cells x 16 bytes a time.
+  if (only.empty() || only_text == "ghosts") {
+    std::printf("| ghost layers | general kernel, ms | passes, ms | ghost GB/s (general / passes) | differing cells |\n"
+                "|---:|---:|---:|---:|---:|\n");
+    for (long h : {1L, 4L}) {
+      const long hp = static_cast<long>(cases::padded_pitch(static_cast<std::size_t>(n), static_cast<std::size_t>(h)));
+      const long hcells = hp * (n + 2 * h) * (n + 2 * h);
+      double* a = buffers[2] - lead + cases::lead(static_cast<std::size_t>(h));
+      double* b = buffers[3] - lead + cases::lead(static_cast<std::size_t>(h));
+      probe::fill_kernel<<<4096, 256>>>(a, hcells, 777);
+      probe::fill_kernel<<<4096, 256>>>(b, hcells, 777);
+      CUSH_CUDA_CHECK(cudaGetLastError());
+      const auto un = static_cast<std::size_t>(n), uh = static_cast<std::size_t>(h);
+      const double general = probe::median_ms([&] { cases::launch_periodic_halo_general(a, un, un, un, nullptr, uh); }, reps);
+      const double passes = probe::median_ms([&] { cases::launch_periodic_halo(b, un, un, un, nullptr, uh); }, reps);
+      const wave::Box all{0, 0, 0, n + 2 * h, n + 2 * h, n + 2 * h, hp, n + 2 * h};
+      const double ghosts = static_cast<double>(n + 2 * h) * (n + 2 * h) * (n + 2 * h) - points;
+      std::printf("| %ld | %.3f | %.3f | %.0f / %.0f | %llu |\n", h, general, passes, ghosts * 16 / general / 1e6,
+                  ghosts * 16 / passes / 1e6, probe::differing(a, b, all, bad));
+    }
+    std::printf("\n");
+  }
   std::printf("| order | kernel | T | regs | spilled B | ms per launch | G updates/s | x R1w | differing cells |\n"
               "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int order : wave::kOrders) {
@@ -114,6 +138,25 @@ int main(int argc, char** argv) {
                reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
                [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
       };
+      // One step with the planes staged by cp.async, D planes in flight, z runs of `run` planes (0:
+      // the launcher's choice).
+      auto staged = [&]<int R, int W, int TY, int NY, int D>(long run) {
+        if (R != l.radius || t != 1) return;
+        using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
+        report("staged " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) + " D" +
+                   std::to_string(D) + (run > 0 ? " run " + std::to_string(run) : ""),
+               reinterpret_cast<const void*>(wave::wave_staged_kernel<C>),
+               [&] { wave::launch_wave_staged<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr, run); });
+      };
+      staged.template operator()<4, 64, 8, 3, 2>(0);  // 64 x 24 columns, as the case's streaming kernel
+      staged.template operator()<4, 64, 8, 3, 3>(0);
+      staged.template operator()<4, 64, 8, 3, 2>(256);
+      staged.template operator()<4, 64, 8, 2, 3>(0);  // 64 x 16
+      staged.template operator()<4, 64, 8, 4, 2>(0);  // 64 x 32
+      staged.template operator()<4, 64, 16, 2, 2>(0);  // 64 x 32, 1024 threads
+      staged.template operator()<4, 32, 16, 2, 2>(0);  // 32 x 32
+      staged.template operator()<2, 64, 8, 4, 2>(0);
+      staged.template operator()<2, 64, 8, 4, 3>(0);
       shape.template operator()<1, 1, 64, 8, 4>();
       shape.template operator()<1, 1, 64, 8, 4, 3>();
       shape.template operator()<2, 1, 64, 8, 4>();
