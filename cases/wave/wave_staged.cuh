@@ -28,6 +28,7 @@
 
 #include "cush/error.hpp"
 #include "kernels.hpp"
+#include "leapfrog_cell.cuh"
 
 namespace cases {
 namespace wave {
@@ -136,17 +137,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const long gx = x0 + tx;
 #pragma unroll
     for (int j = 0; j < NY; ++j) {
-      const double* c = c0 + j * P;
-      double sum = 0;
-#pragma unroll
-      for (int k = 1; k <= R; ++k) {
-        const double up = j + k < NY ? queue[R][j + k] : c[k * P];
-        const double down = j - k >= 0 ? queue[R][j - k] : c[-k * P];
-        sum = fma(l.c[k], c[k] + c[-k], sum);
-        sum = fma(l.c[k], up + down, sum);
-        sum = fma(l.c[k], queue[R + k][j] + queue[R - k][j], sum);
-      }
-      const double value = fma(l.courant2, sum, fma(l.centre, queue[R][j], -o0[j * W]));
+      const double value = leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
       const long gy = y0 + ty * NY + j;
       if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
     }

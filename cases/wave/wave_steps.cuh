@@ -37,6 +37,7 @@
 
 #include "cush/error.hpp"
 #include "kernels.hpp"
+#include "leapfrog_cell.cuh"
 
 namespace cases {
 namespace wave {
@@ -212,18 +213,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
       double next[NY];
 #pragma unroll
       for (int j = 0; j < NY; ++j) {
-        const double* c = plane + j * P;
-        double sum = 0;
-#pragma unroll
-        for (int k = 1; k <= R; ++k) {
-          const double up = j + k < NY ? queue[s - 1][R][j + k] : c[k * P];
-          const double down = j - k >= 0 ? queue[s - 1][R][j - k] : c[-k * P];
-          sum = fma(l.c[k], c[k] + c[-k], sum);
-          sum = fma(l.c[k], up + down, sum);
-          sum = fma(l.c[k], queue[s - 1][R + k][j] + queue[s - 1][R - k][j], sum);
-        }
         const double prev = s == 1 ? older[j] : queue[s >= 2 ? s - 2 : 0][0][j];
-        next[j] = fma(l.courant2, sum, fma(l.centre, queue[s - 1][R][j], -prev));
+        next[j] = leapfrog_cell<R, NY, P>(plane + j * P, queue[s - 1], j, l, prev);
       }
       if (s < T) {
         double* out = shared + s * C::kPlane + self;
