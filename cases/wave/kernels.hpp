@@ -48,9 +48,9 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
 /// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
 /// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
-/// (launch_queue_step) at order 2, the streaming kernel at 4 and 6 (with its ring loaded at 6),
-/// and at 8 the staged kernel (launch_staged_step) where the arrays fit it, else the streaming
-/// kernel with its ring (README.md).
+/// (launch_queue_step) at order 2, the streaming kernel with its ring loaded at 6, and at 4 and 8
+/// the staged kernel (launch_staged_step) where the arrays fit it, else the streaming kernel
+/// (README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
@@ -73,7 +73,8 @@ bool staged_step_fits(const double* prev, const double* cur, const Box& box, con
 
 /// The same step with the kernel of wave_staged.cuh: each block's input planes reach shared memory
 /// by asynchronous copies a few planes ahead of the plane it computes. Same bits as
-/// launch_column_step; std::invalid_argument where staged_step_fits is false.
+/// launch_column_step; std::invalid_argument where staged_step_fits is false (orders 2 and 6, or
+/// rows off 16-byte boundaries).
 void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream);
 

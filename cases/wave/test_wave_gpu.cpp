@@ -236,29 +236,36 @@ TEST(CaseWave, QueueKernelEqualsColumnKernel) {
   }
 }
 
-// The staged kernel (order 8) gives the column kernel's bits on boxes that fill no tile and no z
-// run, are one cell thin, start off a row's first cell, or run over many z runs with a short last
-// one; rows off 16-byte boundaries it refuses, and launch_step takes the streaming kernel there.
+// The staged kernel (orders 4 and 8) gives the column kernel's bits on boxes that fill no tile and
+// no z run, are one cell thin, start off a row's first cell, or run over many z runs with a short
+// last one; rows off 16-byte boundaries it refuses, and launch_step takes the streaming kernel there.
 TEST(CaseWave, StagedKernelEqualsColumnKernel) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  const wave::Leapfrog l = wave::leapfrog(8, 0.9 * wave::courant_limit(8));
-  const long h = l.radius;
-  // The offsets put u^n's first read cell (x0 - 4) of every row on a 16-byte boundary.
-  check_queue(l, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0, wave::launch_staged_step);
-  check_queue(l, wave::Box{h, h, h, 37, 19, 13, 48, 19 + 2 * h}, 2, wave::launch_staged_step);
-  check_queue(l, wave::Box{h, h, h, 130, 3, 5, 144, 3 + 2 * h}, 4, wave::launch_staged_step);
-  check_queue(l, wave::Box{h + 2, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 6, wave::launch_staged_step);
-  check_queue(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0, wave::launch_staged_step);
-  // Off the boundary: refused, and the case's dispatch takes the streaming kernel with the same bits.
-  const wave::Box odd{h + 1, h, h, 37, 19, 13, 48, 19 + 2 * h};
-  DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(48 * (19 + 2 * h) * (h + 13 + 9)), 1.0));
-  EXPECT_FALSE(wave::staged_step_fits(a.p, a.p, odd, l));
-  EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, odd, l, nullptr), std::invalid_argument);
-  check_queue(l, odd, 0, wave::launch_step);
-  EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h},
-                                        wave::leapfrog(4, 0.4), nullptr),
-               std::invalid_argument);
+  for (int order : {4, 8}) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    const long h = l.radius;
+    // The offsets put u^n's first read cell (x0 - radius) of every row on a 16-byte boundary.
+    check_queue(l, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0, wave::launch_staged_step);
+    check_queue(l, wave::Box{h, h, h, 37, 19, 13, 48, 19 + 2 * h}, 2, wave::launch_staged_step);
+    check_queue(l, wave::Box{h, h, h, 130, 3, 5, 144, 3 + 2 * h}, 4, wave::launch_staged_step);
+    check_queue(l, wave::Box{h + 2, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 6, wave::launch_staged_step);
+    check_queue(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0, wave::launch_staged_step);
+    // Off the boundary: refused, and the case's dispatch takes the streaming kernel with the same bits.
+    const wave::Box odd{h + 1, h, h, 37, 19, 13, 48, 19 + 2 * h};
+    DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(48 * (19 + 2 * h) * (h + 13 + 9)), 1.0));
+    EXPECT_FALSE(wave::staged_step_fits(a.p, a.p, odd, l));
+    EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, odd, l, nullptr), std::invalid_argument);
+    check_queue(l, odd, 0, wave::launch_step);
+  }
+  for (int order : {2, 6}) {  // odd radii and order 2 have no staged kernel
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    const long h = l.radius;
+    DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(16 * (1 + 2 * h) * (h + 1 + 9)), 1.0));
+    const wave::Box box{h, h, h, 1, 1, 1, 16, 1 + 2 * h};
+    EXPECT_FALSE(wave::staged_step_fits(a.p, a.p, box, l));
+    EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, box, l, nullptr), std::invalid_argument);
+  }
 }
 
 // Many z runs (over 2048 blocks of 8 planes or fewer), the last one shorter. (Apart from the small
