@@ -59,8 +59,8 @@ def _wave_fused_rows(run):
 
 
 def _wave_one_step_rows(run):
-    """temporal.md's one-GPU wave run of the staged kernel: the one-step orders' figures only (its
-    orders 2 and 4 ran one step a launch, not their best)."""
+    """temporal.md's one-GPU wave runs of the staged kernel: the one-step orders' figures only (their
+    orders 2 and 4 ran one step a launch, not their best); a later run's figure replaces an earlier's."""
     return [e for e in temporal.figures(run) if any(o in e["name"] for o in ONE_STEP_WAVE)]
 
 
@@ -73,6 +73,7 @@ PAGE_RUNS = [
     ("temporal.md", "temporal_2026-11-28_2xh200.json", temporal.figures),
     ("temporal.md", "wave_2026-11-28_2xh200.json", _wave_fused_rows),
     ("temporal.md", "wave_2026-11-29u_1xh200.json", _wave_one_step_rows),
+    ("temporal.md", "wave_2026-11-29w_1xh200.json", _wave_one_step_rows),
     ("temporal.md", "temporal_2026-11-28h_4xh200.json", _four_gpu_rows),
     ("temporal.md", "temporal_2026-11-29p_1xh200.json", _factorized_rows),
     ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
