@@ -77,7 +77,7 @@ __global__ void xy_halo_kernel(double* u, long nx, long ny, long z_begin, long p
 }
 
 // The fast path of both launches below (every axis at least h cells, index math in 32 bits), in
-// passes that each copy whole sectors in order: the cells before and after the owned ones of the
+// passes that each depend on the one before: the cells before and after the owned ones of the
 // owned rows, then the ghost rows (whole, their x ghosts included) from owned rows, then the ghost
 // planes (whole) from owned planes. A warp handles 32 / (2 h) rows of the first pass, 32 cells of a
 // row in the others. The combined kernels above divide 64-bit indices three times a cell and let

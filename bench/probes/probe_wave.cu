@@ -148,15 +148,15 @@ int main(int argc, char** argv) {
                reinterpret_cast<const void*>(wave::wave_staged_kernel<C>),
                [&] { wave::launch_wave_staged<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr, run); });
       };
-      staged.template operator()<4, 64, 8, 3, 2>(0);  // 64 x 24 columns, as the case's streaming kernel
-      staged.template operator()<4, 64, 8, 3, 3>(0);
+      staged.template operator()<4, 64, 8, 3, 2>(0);  // 64 x 24 columns
+      staged.template operator()<4, 64, 8, 3, 3>(0);  // the case's at order 8
       staged.template operator()<4, 64, 8, 3, 2>(256);
       staged.template operator()<4, 64, 8, 2, 3>(0);  // 64 x 16
       staged.template operator()<4, 64, 8, 4, 2>(0);  // 64 x 32
       staged.template operator()<4, 64, 16, 2, 2>(0);  // 64 x 32, 1024 threads
       staged.template operator()<4, 32, 16, 2, 2>(0);  // 32 x 32
       staged.template operator()<2, 64, 8, 4, 2>(0);
-      staged.template operator()<2, 64, 8, 4, 3>(0);
+      staged.template operator()<2, 64, 8, 4, 3>(0);  // the case's at order 4
       shape.template operator()<1, 1, 64, 8, 4>();
       shape.template operator()<1, 1, 64, 8, 4, 3>();
       shape.template operator()<2, 1, 64, 8, 4>();
