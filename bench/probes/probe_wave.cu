@@ -157,6 +157,11 @@ int main(int argc, char** argv) {
       staged.template operator()<4, 32, 16, 2, 2>(0);  // 32 x 32
       staged.template operator()<2, 64, 8, 4, 2>(0);
       staged.template operator()<2, 64, 8, 4, 3>(0);  // the case's at order 4
+      staged.template operator()<3, 64, 8, 3, 3>(0);  // order 6: 64 x 24 columns
+      staged.template operator()<3, 64, 12, 2, 3>(0);  // 64 x 24 as 768 threads of 2 rows
+      staged.template operator()<3, 64, 8, 4, 2>(0);  // 64 x 32
+      staged.template operator()<3, 64, 8, 4, 3>(0);  // the case's at order 6
+      staged.template operator()<3, 64, 8, 2, 3>(0);  // 64 x 16
       shape.template operator()<1, 1, 64, 8, 4>();
       shape.template operator()<1, 1, 64, 8, 4, 3>();
       shape.template operator()<2, 1, 64, 8, 4>();

@@ -133,22 +133,25 @@ void launch_queue_step(const double* prev, const double* cur, double* next, cons
 }
 
 namespace {
-/// The staged kernel's shapes (README.md, "The staged kernel"), 3 planes in flight: at order 4
-/// 64 x 32 columns, 512 threads of 4 rows; at order 8 64 x 24 columns, 512 threads of 3 rows.
+/// The staged kernel's shapes (README.md, "The staged kernel"), 3 planes in flight: at orders 4
+/// and 6 64 x 32 columns, 512 threads of 4 rows; at order 8 64 x 24 columns, 512 threads of 3 rows.
 using StagedShape4 = WaveStagedConfig<2, 64, 8, 4, 3>;
+using StagedShape6 = WaveStagedConfig<3, 64, 8, 4, 3>;
 using StagedShape8 = WaveStagedConfig<4, 64, 8, 3, 3>;
 }  // namespace
 
 bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l) {
   return (l.radius == 2 && wave_staged_fits<StagedShape4>(prev, cur, box)) ||
+         (l.radius == 3 && wave_staged_fits<StagedShape6>(prev, cur, box)) ||
          (l.radius == 4 && wave_staged_fits<StagedShape8>(prev, cur, box));
 }
 
 void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream) {
   if (l.radius == 2) return launch_wave_staged<StagedShape4>(prev, cur, next, box, l, stream);
+  if (l.radius == 3) return launch_wave_staged<StagedShape6>(prev, cur, next, box, l, stream);
   if (l.radius == 4) return launch_wave_staged<StagedShape8>(prev, cur, next, box, l, stream);
-  throw std::invalid_argument("cases::wave: the staged kernel is built for orders 4 and 8, not " +
+  throw std::invalid_argument("cases::wave: the staged kernel is built for orders 4, 6 and 8, not " +
                               std::to_string(2 * l.radius));
 }
 

@@ -48,9 +48,8 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
 /// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
 /// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
-/// (launch_queue_step) at order 2, the streaming kernel with its ring loaded at 6, and at 4 and 8
-/// the staged kernel (launch_staged_step) where the arrays fit it, else the streaming kernel
-/// (README.md).
+/// (launch_queue_step) at order 2, and at 4, 6 and 8 the staged kernel (launch_staged_step) where
+/// the arrays fit it, else the streaming kernel (with its ring loaded at 6 and 8; README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
@@ -65,16 +64,17 @@ void launch_column_step(const double* prev, const double* cur, double* next, con
 void launch_queue_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                        cudaStream_t stream);
 
-/// True where launch_staged_step serves `box` of these arrays at this order: orders 4 and 8 (an
-/// even radius), `cur` 16-byte aligned at the first cell the stencil reads in a row (x0 - radius),
-/// `prev` at x0, and an even row pitch (every staged row then starts on a 16-byte boundary, as the
-/// padded layout above gives).
+/// True where launch_staged_step serves `box` of these arrays at this order: orders 4, 6 and 8,
+/// `prev` 16-byte aligned at x0, at orders 4 and 8 `cur` 16-byte aligned at the first cell the
+/// stencil reads in a row (x0 - radius; order 6 copies `cur` 8 bytes at a time), and an even row
+/// pitch (every row copied 16 bytes at a time then starts on a 16-byte boundary, as the padded
+/// layout above gives).
 bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l);
 
 /// The same step with the kernel of wave_staged.cuh: each block's input planes reach shared memory
 /// by asynchronous copies a few planes ahead of the plane it computes. Same bits as
-/// launch_column_step; std::invalid_argument where staged_step_fits is false (orders 2 and 6, or
-/// rows off 16-byte boundaries).
+/// launch_column_step; std::invalid_argument where staged_step_fits is false (order 2, or rows
+/// off 16-byte boundaries).
 void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream);
 

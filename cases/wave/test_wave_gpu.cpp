@@ -236,29 +236,35 @@ TEST(CaseWave, QueueKernelEqualsColumnKernel) {
   }
 }
 
-// The staged kernel (orders 4 and 8) gives the column kernel's bits on boxes that fill no tile and
-// no z run, are one cell thin, start off a row's first cell, or run over many z runs with a short
-// last one; rows off 16-byte boundaries it refuses, and launch_step takes the streaming kernel there.
+// The staged kernel (orders 4, 6 and 8) gives the column kernel's bits on boxes that fill no tile
+// and no z run, are one cell thin, start off a row's first cell, or run over many z runs with a
+// short last one; rows off 16-byte boundaries it refuses, and launch_step takes the streaming
+// kernel there. At order 6 a staged row of u^n starts 4 cells before the box (16-byte copies) and
+// its first copy moves the 8 bytes of x0 - 3 alone.
 TEST(CaseWave, StagedKernelEqualsColumnKernel) {
   CUSH_REQUIRE_GPUS(1);
   CUSH_CUDA_CHECK(cudaSetDevice(0));
-  for (int order : {4, 8}) {
+  for (int order : {4, 6, 8}) {
     const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
     const long h = l.radius;
-    // The offsets put u^n's first read cell (x0 - radius) of every row on a 16-byte boundary.
-    check_queue(l, wave::Box{h, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0, wave::launch_staged_step);
-    check_queue(l, wave::Box{h, h, h, 37, 19, 13, 48, 19 + 2 * h}, 2, wave::launch_staged_step);
-    check_queue(l, wave::Box{h, h, h, 130, 3, 5, 144, 3 + 2 * h}, 4, wave::launch_staged_step);
-    check_queue(l, wave::Box{h + 2, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 6, wave::launch_staged_step);
-    check_queue(l, wave::Box{h, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0, wave::launch_staged_step);
+    // The offsets put u^n's first staged cell (x0 - radius rounded up to even) and u^{n-1}'s (x0)
+    // of every row on a 16-byte boundary.
+    const long e = h % 2;  // order 6: x0 = h + e even, with the offsets below
+    check_queue(l, wave::Box{h + e, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0, wave::launch_staged_step);
+    check_queue(l, wave::Box{h + e, h, h, 37, 19, 13, 48, 19 + 2 * h}, 2, wave::launch_staged_step);
+    check_queue(l, wave::Box{h + e, h, h, 130, 3, 5, 144, 3 + 2 * h}, 4, wave::launch_staged_step);
+    check_queue(l, wave::Box{h + 2 + e, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 6, wave::launch_staged_step);
+    check_queue(l, wave::Box{h + e, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0, wave::launch_staged_step);
     // Off the boundary: refused, and the case's dispatch takes the streaming kernel with the same bits.
-    const wave::Box odd{h + 1, h, h, 37, 19, 13, 48, 19 + 2 * h};
+    const wave::Box odd{h + 1 - e, h, h, 37, 19, 13, 48, 19 + 2 * h};
     DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(48 * (19 + 2 * h) * (h + 13 + 9)), 1.0));
     EXPECT_FALSE(wave::staged_step_fits(a.p, a.p, odd, l));
     EXPECT_THROW(wave::launch_staged_step(a.p, a.p, a.p, odd, l, nullptr), std::invalid_argument);
     check_queue(l, odd, 0, wave::launch_step);
+    // Order 6 at an odd x0 (offset 1 aligns x0 - 4 and x0).
+    if (e == 1) check_queue(l, wave::Box{3, h, h, 37, 19, 13, 48, 19 + 2 * h}, 1, wave::launch_staged_step);
   }
-  for (int order : {2, 6}) {  // odd radii and order 2 have no staged kernel
+  for (int order : {2}) {  // order 2 has no staged kernel
     const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
     const long h = l.radius;
     DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(16 * (1 + 2 * h) * (h + 1 + 9)), 1.0));

@@ -6,7 +6,8 @@
 //
 // A block owns a W x H tile of (x, y) columns (W x TY threads, NY rows each) and marches a z run.
 // Shared memory holds S = R + D + 1 stages of u^n, each the tile grown by R on every side (rows
-// of W + 2 R cells: the x and y neighbours, corners copied and unused), and D + 1 stages of
+// of W + 2 A cells, A = R rounded up to even: the x and y neighbours, corners and at an odd
+// radius one cell at each end of a row copied and unused), and D + 1 stages of
 // u^{n-1} over the tile. When plane p has arrived, a thread pushes its columns' cells of plane p
 // into a register queue of 2 R + 1 planes (the z neighbours) and computes plane q = p - R from
 // the queue, stage q's x and y neighbours and u^{n-1} at q; meanwhile plane p + D is in flight.
@@ -14,10 +15,12 @@
 //
 // Every cell is step_host's chain of FMAs (x pair, y pair, z pair for k = 1 .. R), so the bits
 // are the column kernel's. u^{n-1} may be the output (in place): a block reads u^{n-1} only on its
-// own tile, at planes it has not yet written. The 16-byte copies need every staged row to start
-// on a 16-byte boundary (R and W even, an even row pitch, and the first rows aligned: the padded
-// layout of padded_grid.hpp gives it): wave_staged_fits says where, launch_wave_staged refuses the
-// rest.
+// own tile, at planes it has not yet written. The 16-byte copies need every row they stage to
+// start on a 16-byte boundary (W even, an even row pitch, and the first rows aligned at x0 - A
+// and x0: the padded layout of padded_grid.hpp gives it): wave_staged_fits says where,
+// launch_wave_staged refuses the rest. No copy reads a cell beyond the R the stencil reaches: at an
+// odd radius a row's first copy moves 8 bytes, and a pair that ends past the box's reach moves one
+// cell or none.
 
 #include <cuda_runtime_api.h>
 
@@ -37,16 +40,18 @@ namespace wave {
 template <int R, int W, int TY, int NY, int D>
 struct WaveStagedConfig {
   static_assert(R >= 1 && R <= 4 && NY >= 1 && D >= 1);
-  static_assert(R % 2 == 0 && W % 2 == 0, "16-byte copies: every staged row starts on an even cell");
+  static_assert(W % 2 == 0, "16-byte copies: every staged row starts on an even cell");
   static constexpr int kR = R, kW = W, kTY = TY, kNY = NY, kD = D;
+  static constexpr int kLead = R + R % 2;             ///< cells a staged row of u^n starts before the tile
   static constexpr int kH = TY * NY;                  ///< rows of the tile
   static constexpr int kThreads = W * TY;
-  static constexpr int kPitch = W + 2 * R;            ///< a staged row of u^n
+  static constexpr int kPitch = W + 2 * kLead;        ///< a staged row of u^n
   static constexpr int kRows = kH + 2 * R;            ///< staged rows of u^n
   static constexpr int kPlane = kPitch * kRows;       ///< one stage of u^n, in doubles
   static constexpr int kStages = R + D + 1;
   static constexpr int kOlderPlane = W * kH;          ///< one stage of u^{n-1}
   static constexpr int kOlderStages = D + 1;
+  static_assert(kStages * kPlane % 2 == 0, "the stages of u^{n-1} start on a 16-byte boundary");
   static constexpr std::size_t kSharedBytes =
       sizeof(double) * (static_cast<std::size_t>(kStages) * kPlane + static_cast<std::size_t>(kOlderStages) * kOlderPlane);
   static_assert(kSharedBytes <= 227 * 1024, "more shared memory than a block of an H100 or H200 may have");
@@ -54,10 +59,15 @@ struct WaveStagedConfig {
 
 namespace staged {
 
-__device__ inline void copy16(void* shared, const void* global, bool valid) {
+/// 16 bytes, of which the first `cells` (0, 1 or 2) doubles are read and the rest zero filled.
+__device__ inline void copy16(void* shared, const void* global, int cells) {
   const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  // Source size 0 fills the 16 bytes with zeros and reads nothing.
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global), "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global), "r"(8 * cells));
+}
+/// 8 bytes (through L1: the only way cp.async moves 8).
+__device__ inline void copy8(void* shared, const void* global) {
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, 8;\n" ::"r"(to), "l"(global));
 }
 __device__ inline void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -70,7 +80,7 @@ __device__ inline void wait_all_but() {
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wave_staged_kernel(const double* older, const double* __restrict__ current, double* next, Box box, Leapfrog l, int run) {
-  constexpr int R = C::kR, W = C::kW, H = C::kH, NY = C::kNY, D = C::kD, P = C::kPitch, S = C::kStages;
+  constexpr int R = C::kR, W = C::kW, H = C::kH, NY = C::kNY, D = C::kD, P = C::kPitch, S = C::kStages, A = C::kLead;
   extern __shared__ __align__(16) double shared[];
   double* const planes = shared;                                  // S stages of u^n
   double* const olders = shared + static_cast<std::size_t>(S) * C::kPlane;  // D + 1 stages of u^{n-1}
@@ -92,9 +102,15 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         const int row = i / (P / 2), col = 2 * (i % (P / 2));
         long gy = y0 - R + row;  // rows past the grown box feed no stored cell: clamped, in bounds
         gy = gy < box.y0 - R ? box.y0 - R : (gy < box.y0 + box.ny + R ? gy : box.y0 + box.ny + R - 1);
-        const long gx = x0 - R + col;
-        const bool valid = gx < box.x0 + box.nx + R;
-        staged::copy16(stage + row * P + col, plane + gy * box.pitch_x + (valid ? gx : box.x0), valid);
+        const double* from = plane + gy * box.pitch_x;
+        const long gx = x0 - A + col;
+        if (A != R && col == 0) {  // odd radius: the row's first cell is beyond the stencil's reach
+          staged::copy8(stage + row * P + 1, from + gx + 1);
+          continue;
+        }
+        const long reach = box.x0 + box.nx + R - gx;  // cells of this pair the stencil reaches
+        const int cells = reach >= 2 ? 2 : (reach > 0 ? static_cast<int>(reach) : 0);
+        staged::copy16(stage + row * P + col, from + (cells > 0 ? gx : box.x0), cells);
       }
       const long q = p - R;
       if (q >= z_begin && q < z_end) {
@@ -103,8 +119,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         for (int i = static_cast<int>(threadIdx.x); i < H * (W / 2); i += C::kThreads) {
           const int row = i / (W / 2), col = 2 * (i % (W / 2));
           const long gy = y0 + row, gx = x0 + col;
-          const bool valid = gy < box.y0 + box.ny && gx < box.x0 + box.nx;
-          staged::copy16(ostage + row * W + col, oplane + (valid ? gy * box.pitch_x + gx : box.y0 * box.pitch_x + box.x0), valid);
+          const long inside = gy < box.y0 + box.ny ? box.x0 + box.nx - gx : 0;  // cells of this pair in the box
+          const int cells = inside >= 2 ? 2 : (inside > 0 ? static_cast<int>(inside) : 0);
+          staged::copy16(ostage + row * W + col, oplane + (cells > 0 ? gy * box.pitch_x + gx : box.y0 * box.pitch_x + box.x0), cells);
         }
       }
     }
@@ -117,7 +134,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   for (int i = 0; i < 2 * R + 1; ++i)
 #pragma unroll
     for (int j = 0; j < NY; ++j) queue[i][j] = 0;
-  const int self = (R + ty * NY) * P + R + tx;  // this thread's first cell in a stage of u^n
+  const int self = (R + ty * NY) * P + A + tx;  // this thread's first cell in a stage of u^n
 
   for (long p = first; p < last; ++p) {
     staged::wait_all_but<D - 1>();  // plane p has arrived (this thread's copies) ...
@@ -146,12 +163,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 }
 
 /// True where the 16-byte copies of shape C can serve `box` of these arrays: every staged row of
-/// u^n starts R cells before a tile's first column and every row of u^{n-1} at it, tiles are an
-/// even W apart and rows an even pitch apart, so the first row of each decides.
+/// u^n starts A (R rounded up to even) cells before a tile's first column and every row of u^{n-1}
+/// at it, tiles are an even W apart and rows an even pitch apart, so the first row of each decides.
 template <class C>
 bool wave_staged_fits(const double* older, const double* current, const Box& box) {
   const auto aligned = [](const double* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return box.pitch_x % 2 == 0 && aligned(current + box.x0 - C::kR) && aligned(older + box.x0);
+  return box.pitch_x % 2 == 0 && aligned(current + box.x0 - C::kLead) && aligned(older + box.x0);
 }
 
 /// The tiles of shape C over `box`, z runs of `run` planes (0: as long as leave 2048 blocks, at
@@ -165,7 +182,7 @@ void launch_wave_staged(const double* older, const double* current, double* next
                                 std::to_string(2 * l.radius));
   if (!wave_staged_fits<C>(older, current, box))
     throw std::invalid_argument("cases::wave: the staged kernel needs rows on 16-byte boundaries (an even row pitch, "
-                                "u^n aligned at x0 - radius and u^{n-1} at x0)");
+                                "u^{n-1} aligned at x0 and u^n at x0 - radius rounded up to even)");
   if (box.pitch_x * (box.pitch_y + 2 * C::kR) >= (1L << 31))
     throw std::invalid_argument("cases::wave: planes of 2^31 cells or more are beyond the staged kernel");
   const long tiles = ((box.nx + C::kW - 1) / C::kW) * ((box.ny + C::kH - 1) / C::kH);

@@ -157,7 +157,7 @@ void transpose_bytes(const PlanBase& src, PlanBase& dst, std::size_t rows, std::
 /// @brief Gives back to the system the GPU memory cush keeps for staged transposes. A staged
 /// pair's scratch buffer comes from a pool of cush's on the source device, which keeps the memory
 /// when the buffer is freed, so that the next staged transpose takes it again without mapping it
-/// (docs/guide.md, "Staging memory"); destroying a plan gives it back as well. Memory whose
+/// (docs/guide.md, "Staging memory"); destroying the last plan alive gives it back as well. Memory whose
 /// transpose has not finished on the GPU stays until the next call. Never needed for correctness.
 void release_staging_memory() noexcept;
 

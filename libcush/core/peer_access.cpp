@@ -1,5 +1,6 @@
 #include "core/peer_access.hpp"
 
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <set>
@@ -78,9 +79,27 @@ cudaMemPool_t shared_pool(int owner, int accessor) {
   return pool;
 }
 
+namespace {
+std::size_t holders = 0;  // plans alive, under `mutex`
+
+void trim_locked() noexcept {
+  for (const auto& [owner, pool] : pools()) CUSH_CUDA_CHECK_NOEXCEPT(cudaMemPoolTrimTo(pool, 0));
+}
+}  // namespace
+
 void trim_shared_pools() noexcept {
   std::lock_guard lock(mutex);
-  for (const auto& [owner, pool] : pools()) CUSH_CUDA_CHECK_NOEXCEPT(cudaMemPoolTrimTo(pool, 0));
+  trim_locked();
+}
+
+void hold_shared_pools() noexcept {
+  std::lock_guard lock(mutex);
+  ++holders;
+}
+
+void drop_shared_pools() noexcept {
+  std::lock_guard lock(mutex);
+  if (holders > 0 && --holders == 0) trim_locked();
 }
 
 bool enable_peer_access_once(int from, int to) {

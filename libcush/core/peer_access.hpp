@@ -26,8 +26,14 @@ namespace cush::detail {
 [[nodiscard]] cudaMemPool_t shared_pool(int owner, int accessor);
 
 /// Returns the memory that cush's pools keep and no allocation uses to the system
-/// (cudaMemPoolTrimTo): called when a plan is destroyed, after its streams are done.
+/// (cudaMemPoolTrimTo): cush::release_staging_memory().
 void trim_shared_pools() noexcept;
+
+/// Plans hold the pools' kept memory: each plan calls hold_shared_pools() when made and
+/// drop_shared_pools() when destroyed (after its streams are done); the last plan to go trims
+/// the pools. A short-lived plan made and destroyed while others live leaves what they keep.
+void hold_shared_pools() noexcept;
+void drop_shared_pools() noexcept;
 
 /// Enables access from device `from` to device `to` once per process; false if the pair has no
 /// peer access (nothing is enabled then), true once enabled (also by the application before us).

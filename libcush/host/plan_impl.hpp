@@ -27,12 +27,14 @@ struct PlanBase::Impl {
         element_size(es),
         lanes(devices.ids()),
         streams(std::move(s)),
-        stream_handles(streams->handles().begin(), streams->handles().end()) {}
-  // The streams may be shared or the caller's: wait for them before anything is freed. Then the
-  // staging memory of transposes that cush's pools keep goes back to the system.
+        stream_handles(streams->handles().begin(), streams->handles().end()) {
+    detail::hold_shared_pools();
+  }
+  // The streams may be shared or the caller's: wait for them before anything is freed. Then, if
+  // this was the last plan, the staging memory that cush's pools keep goes back to the system.
   ~Impl() {
     detail::synchronize_noexcept(stream_handles);
-    detail::trim_shared_pools();
+    detail::drop_shared_pools();
   }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;

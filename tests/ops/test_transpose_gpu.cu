@@ -437,7 +437,8 @@ TEST(TransposeLoading, FirstCallDoesNotWaitForItsProducersWork) {
 
 // A staged transpose's scratch buffer comes from cush's pool on the source device, which keeps the
 // memory when the buffer is freed: the next staged transpose reuses it instead of mapping it
-// again (about 3 us a MiB); cush::release_staging_memory() and destroying a plan give it back.
+// again (about 3 us a MiB); cush::release_staging_memory() and destroying the last plan give it
+// back, and a plan destroyed while others live leaves it.
 // With the pool's default release threshold (0) the memory went back at the first
 // synchronization, so this fails there. It compares free GPU memory: suites run it alone unless
 // each process's memory is counted (gpu_script.sh).
@@ -472,6 +473,13 @@ TEST(TransposeScratch, KeptForTheNextStagedTransposeAndFreedWithThePlans) {
       b.wait();
     }
     if (check) EXPECT_EQ(cush_test::gpu_free_memory(trim_staging), once) << "later staged transposes reuse the memory kept";
+    {
+      Plan<float> short_lived(gpus, rows * cols, rows_of(cols, false, k));
+      short_lived.scatter(in.data());
+      short_lived.wait();
+    }
+    if (check)
+      EXPECT_EQ(cush_test::gpu_free_memory(trim_staging), once) << "a plan destroyed while others live trimmed the pools";
     cush::release_staging_memory();  // with the plans alive
     if (check) EXPECT_EQ(cush_test::gpu_free_memory(trim_staging), made) << "release_staging_memory() gives the memory back";
     cush::transpose(a, b, rows, cols, staged);  // and a staged transpose after it takes it again
