@@ -48,8 +48,9 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
 /// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
 /// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
-/// (launch_queue_step) at order 2, and at 4, 6 and 8 the staged kernel (launch_staged_step) where
-/// the arrays fit it, else the streaming kernel (with its ring loaded at 6 and 8; README.md).
+/// (launch_queue_step) at order 2, the streaming kernel with its ring loaded at 6 (the staged
+/// kernel only ties it there), and at 4 and 8 the staged kernel (launch_staged_step) where the
+/// arrays fit it, else the streaming kernel (README.md).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
