@@ -103,11 +103,12 @@ int main(int argc, char** argv) {
         std::swap(older, current);
       }
       CUSH_CUDA_CHECK(cudaDeviceSynchronize());
-      auto report = [&](const std::string& name, const void* kernel, auto launch) {
+      auto report = [&](const std::string& name, const void* kernel, auto launch, auto... prepare) {
         if (name.find(only_text) == std::string::npos) return;
         cudaFuncAttributes attr{};
         if (kernel != nullptr) CUSH_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
         for (int i : {2, 3}) CUSH_CUDA_CHECK(cudaMemset(buffers[i] - lead, 0xff, (lead + cells) * sizeof(double)));
+        (prepare(), ...);  // what the checked launch needs beyond the inputs
         launch();
         unsigned long long differing = 0;
         for (const auto& [got, want] : {std::pair{buffers[3], current}, std::pair{buffers[2], older}}) {
@@ -140,16 +141,29 @@ int main(int argc, char** argv) {
       };
       // One step with the planes staged by cp.async, D planes in flight, z runs of `run` planes (0:
       // the launcher's choice).
-      auto staged = [&]<int R, int W, int TY, int NY, int D>(long run) {
+      auto staged = [&]<int R, int W, int TY, int NY, int D>(long run, bool in_place = false) {
         if (R != l.radius || t != 1) return;
         using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
-        report("staged " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) + " D" +
-                   std::to_string(D) + (run > 0 ? " run " + std::to_string(run) : ""),
-               reinterpret_cast<const void*>(wave::wave_staged_kernel<C>),
-               [&] { wave::launch_wave_staged<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr, run); });
+        const std::string name = "staged " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
+                                 " D" + std::to_string(D) + (run > 0 ? " run " + std::to_string(run) : "");
+        if (!in_place) {
+          report(name, reinterpret_cast<const void*>(wave::wave_staged_kernel<C>),
+                 [&] { wave::launch_wave_staged<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr, run); });
+          return;
+        }
+        // As the case steps: over the older level, here a copy of it in buffers[3] (the output
+        // checked). The timed launches repeat the step in place: the cells alternate between
+        // two values, as u^{n-1} and its update.
+        report(name + " in place", reinterpret_cast<const void*>(wave::wave_staged_kernel<C>),
+               [&] { wave::launch_wave_staged<C>(buffers[3], buffers[1], buffers[3], box, l, nullptr, run); },
+               [&] {
+                 CUSH_CUDA_CHECK(cudaMemcpy(buffers[3] - lead, buffers[0] - lead, (lead + cells) * sizeof(double),
+                                            cudaMemcpyDeviceToDevice));
+               });
       };
       staged.template operator()<4, 64, 8, 3, 2>(0);  // 64 x 24 columns
       staged.template operator()<4, 64, 8, 3, 3>(0);  // the case's at order 8
+      staged.template operator()<4, 64, 8, 3, 3>(0, true);
       staged.template operator()<4, 64, 8, 3, 2>(256);
       staged.template operator()<4, 64, 8, 2, 3>(0);  // 64 x 16
       staged.template operator()<4, 64, 8, 4, 2>(0);  // 64 x 32
