@@ -141,12 +141,11 @@ int main(int argc, char** argv) {
       };
       // One step with the planes staged by cp.async, D planes in flight, z runs of `run` planes (0:
       // the launcher's choice).
-      auto staged = [&]<int R, int W, int TY, int NY, int D, bool Corners = false>(long run, bool in_place = false) {
+      auto staged = [&]<int R, int W, int TY, int NY, int D>(long run, bool in_place = false) {
         if (R != l.radius || t != 1) return;
-        using C = wave::WaveStagedConfig<R, W, TY, NY, D, Corners>;
+        using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
         const std::string name = "staged " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
-                                 " D" + std::to_string(D) + (run > 0 ? " run " + std::to_string(run) : "") +
-                                 (Corners ? " corners" : "");
+                                 " D" + std::to_string(D) + (run > 0 ? " run " + std::to_string(run) : "");
         if (!in_place) {
           report(name, reinterpret_cast<const void*>(wave::wave_staged_kernel<C>),
                  [&] { wave::launch_wave_staged<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr, run); });
@@ -165,7 +164,6 @@ int main(int argc, char** argv) {
       staged.template operator()<4, 64, 8, 3, 2>(0);  // 64 x 24 columns
       staged.template operator()<4, 64, 8, 3, 3>(0);  // the case's at order 8
       staged.template operator()<4, 64, 8, 3, 3>(0, true);
-      staged.template operator()<4, 64, 8, 3, 3, true>(0);  // the corners copied too
       staged.template operator()<4, 64, 8, 3, 2>(256);
       staged.template operator()<4, 64, 8, 2, 3>(0);  // 64 x 16
       staged.template operator()<4, 64, 8, 4, 2>(0);  // 64 x 32
@@ -173,7 +171,6 @@ int main(int argc, char** argv) {
       staged.template operator()<4, 32, 16, 2, 2>(0);  // 32 x 32
       staged.template operator()<2, 64, 8, 4, 2>(0);
       staged.template operator()<2, 64, 8, 4, 3>(0);  // the case's at order 4
-      staged.template operator()<2, 64, 8, 4, 3, true>(0);
       staged.template operator()<3, 64, 8, 3, 3>(0);  // order 6: 64 x 24 columns
       staged.template operator()<3, 64, 12, 2, 3>(0);  // 64 x 24 as 768 threads of 2 rows
       staged.template operator()<3, 64, 8, 4, 2>(0);  // 64 x 32

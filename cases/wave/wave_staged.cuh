@@ -6,8 +6,8 @@
 //
 // A block owns a W x H tile of (x, y) columns (W x TY threads, NY rows each) and marches a z run.
 // Shared memory holds S = R + D + 1 stages of u^n, each the tile grown by R on every side (rows
-// of W + 2 A cells, A = R rounded up to even: the x and y neighbours; the corners are neither
-// copied nor read, and at an odd radius one cell at each end of a row is unused), and D + 1 stages of
+// of W + 2 A cells, A = R rounded up to even: the x and y neighbours, corners and at an odd
+// radius one cell at each end of a row copied and unused), and D + 1 stages of
 // u^{n-1} over the tile. When plane p has arrived, a thread pushes its columns' cells of plane p
 // into a register queue of 2 R + 1 planes (the z neighbours) and computes plane q = p - R from
 // the queue, stage q's x and y neighbours and u^{n-1} at q; meanwhile plane p + D is in flight.
@@ -36,23 +36,18 @@
 namespace cases {
 namespace wave {
 
-/// Radius R, W x TY threads holding NY rows each, D planes in flight; Corners: the R rows above
-/// and below the tile copied whole, their corners too (which nothing reads), rather than only
-/// their W cells over the tile (probe_wave compares the two).
-template <int R, int W, int TY, int NY, int D, bool Corners = false>
+/// Radius R, W x TY threads holding NY rows each, D planes in flight.
+template <int R, int W, int TY, int NY, int D>
 struct WaveStagedConfig {
   static_assert(R >= 1 && R <= 4 && NY >= 1 && D >= 1);
   static_assert(W % 2 == 0, "16-byte copies: every staged row starts on an even cell");
   static constexpr int kR = R, kW = W, kTY = TY, kNY = NY, kD = D;
-  static constexpr bool kCorners = Corners;
   static constexpr int kLead = R + R % 2;             ///< cells a staged row of u^n starts before the tile
   static constexpr int kH = TY * NY;                  ///< rows of the tile
   static constexpr int kThreads = W * TY;
   static constexpr int kPitch = W + 2 * kLead;        ///< a staged row of u^n
   static constexpr int kRows = kH + 2 * R;            ///< staged rows of u^n
   static constexpr int kPlane = kPitch * kRows;       ///< one stage of u^n, in doubles
-  static constexpr int kEdgeCopies = Corners ? R * (kPitch / 2) : R * (W / 2);  ///< above the tile, and below
-  static constexpr int kCopies = 2 * kEdgeCopies + kH * (kPitch / 2);           ///< a stage of u^n
   static constexpr int kStages = R + D + 1;
   static constexpr int kOlderPlane = W * kH;          ///< one stage of u^{n-1}
   static constexpr int kOlderStages = D + 1;
@@ -103,15 +98,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     if (p < last) {
       double* stage = planes + static_cast<int>((p - first) % S) * C::kPlane;
       const double* plane = current + p * sz;
-      for (int i = static_cast<int>(threadIdx.x); i < C::kCopies; i += C::kThreads) {
-        // The R rows above the tile (their W cells over it, or whole with Corners), its H rows
-        // whole, the R rows below it.
-        constexpr int E = C::kEdgeCopies, M = H * (P / 2), edge = C::kCorners ? P / 2 : W / 2;
-        const int skip = C::kCorners ? 0 : A;  // cells before an edge row's first copy
-        const bool middle = i >= E && i < E + M;
-        const int j = middle ? i - E : (i < E ? i : i - E - M);
-        const int row = middle ? R + j / (P / 2) : (i < E ? 0 : R + H) + j / edge;
-        const int col = middle ? 2 * (j % (P / 2)) : skip + 2 * (j % edge);
+      for (int i = static_cast<int>(threadIdx.x); i < C::kRows * (P / 2); i += C::kThreads) {
+        const int row = i / (P / 2), col = 2 * (i % (P / 2));
         long gy = y0 - R + row;  // rows past the grown box feed no stored cell: clamped, in bounds
         gy = gy < box.y0 - R ? box.y0 - R : (gy < box.y0 + box.ny + R ? gy : box.y0 + box.ny + R - 1);
         const double* from = plane + gy * box.pitch_x;
