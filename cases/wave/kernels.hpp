@@ -66,10 +66,9 @@ void launch_queue_step(const double* prev, const double* cur, double* next, cons
                        cudaStream_t stream);
 
 /// True where launch_staged_step serves `box` of these arrays at this order: orders 4, 6 and 8,
-/// `prev` 16-byte aligned at x0, at orders 4 and 8 `cur` 16-byte aligned at the first cell the
-/// stencil reads in a row (x0 - radius; order 6 copies `cur` 8 bytes at a time), and an even row
-/// pitch (every row copied 16 bytes at a time then starts on a 16-byte boundary, as the padded
-/// layout above gives).
+/// `prev` 16-byte aligned at x0, `cur` 16-byte aligned at x0 - radius rounded up to even (where a
+/// staged row starts), and an even row pitch (every row copied 16 bytes at a time then starts on a
+/// 16-byte boundary, as the padded layout above gives).
 bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l);
 
 /// The same step with the kernel of wave_staged.cuh: each block's input planes reach shared memory
