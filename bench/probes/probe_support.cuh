@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "cush/error.hpp"
@@ -73,6 +74,18 @@ double median_ms(F launch, int reps) {
   CUSH_CUDA_CHECK(cudaEventDestroy(b));
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+/// True where `name` contains `texts` or one of its parts split by '|' (an empty text matches all).
+inline bool matches(const std::string& name, const std::string& texts) {
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t bar = texts.find('|', from);
+    if (name.find(texts.substr(from, bar == std::string::npos ? std::string::npos : bar - from)) != std::string::npos)
+      return true;
+    if (bar == std::string::npos) return false;
+    from = bar + 1;
+  }
 }
 
 }  // namespace probe

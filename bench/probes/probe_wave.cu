@@ -9,8 +9,8 @@
 //
 //   usage: probe_wave [n (default 1024)] [repetitions (default 10)] [only: order:text]
 //
-// With `only` (say 8:ring) it times only the kernels of that order whose name contains the text
-// (for a profiler: one kernel, few launches).
+// With `only` (say 8:ring) it times only the kernels of that order whose name contains the text,
+// or one of texts split by '|' (for a profiler: one kernel, few launches).
 
 #include <cuda_runtime.h>
 
@@ -25,6 +25,7 @@
 #include "kernels.hpp"
 #include "probe_support.cuh"
 #include "wave_staged.cuh"  // launch_wave_staged: planes staged in shared memory by cp.async
+#include "wave_staged_variants.cuh"  // the staged kernel's copy loop and halo reads varied
 #include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
 
 namespace wave = cases::wave;
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
       }
       CUSH_CUDA_CHECK(cudaDeviceSynchronize());
       auto report = [&](const std::string& name, const void* kernel, auto launch, auto... prepare) {
-        if (name.find(only_text) == std::string::npos) return;
+        if (!probe::matches(name, only_text)) return;
         cudaFuncAttributes attr{};
         if (kernel != nullptr) CUSH_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
         for (int i : {2, 3}) CUSH_CUDA_CHECK(cudaMemset(buffers[i] - lead, 0xff, (lead + cells) * sizeof(double)));
@@ -161,6 +162,64 @@ int main(int argc, char** argv) {
                                             cudaMemcpyDeviceToDevice));
                });
       };
+      // The staged kernel's variants (wave_staged_variants.cuh): map 1 the copies a row a warp;
+      // skip 1 and 2 leave out the halo's rows, then its columns too (wrong results: timing only).
+      auto variant = [&]<int R, int W, int TY, int NY, int D, int Mapping, int Skip, int MinBlocks = 1>() {
+        if (R != l.radius || t != 1) return;
+        using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
+        const auto kernel = probe::staged_variant_kernel<C, Mapping, Skip, MinBlocks>;
+        int blocks = 0;
+        CUSH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(C::kSharedBytes)));
+        CUSH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+        CUSH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, C::kThreads, C::kSharedBytes));
+        report("variant " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) + " D" +
+                   std::to_string(D) + " map " + std::to_string(Mapping) + " skip " + std::to_string(Skip) + ", " +
+                   std::to_string(blocks) + " blocks an SM",
+               reinterpret_cast<const void*>(kernel),
+               [&] { probe::launch_staged_variant<C, Mapping, Skip, MinBlocks>(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      };
+      // The staged kernel with its rows moved by cp.async.bulk (wave_staged_variants.cuh), each
+      // shape alternating with the case's kernel three times (the GPU's speed drifts in a call).
+      auto bulk = [&]<int R, int W, int TY, int NY, int D>() {
+        if (R != l.radius || t != 1) return;
+        using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
+        report("bulk " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) + " D" + std::to_string(D),
+               reinterpret_cast<const void*>(probe::staged_bulk_kernel<C>),
+               [&] { probe::launch_staged_bulk<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      };
+      for (int i = 0; i < 3; ++i) {
+        staged.template operator()<4, 64, 8, 3, 3>(0);
+        bulk.template operator()<4, 64, 8, 3, 3>();
+        bulk.template operator()<4, 64, 8, 3, 2>();
+        staged.template operator()<2, 64, 8, 4, 3>(0);
+        bulk.template operator()<2, 64, 8, 4, 3>();
+        bulk.template operator()<3, 64, 8, 4, 3>();
+        bulk.template operator()<3, 64, 8, 3, 3>();
+        if (i == 0) {
+          bulk.template operator()<4, 64, 8, 4, 2>();  // 64 x 32: registers the copy loop no longer takes
+          bulk.template operator()<4, 64, 16, 2, 2>();
+          bulk.template operator()<4, 32, 16, 2, 2>();
+          bulk.template operator()<2, 64, 8, 4, 2>();
+        }
+      }
+      staged.template operator()<4, 64, 8, 3, 3>(0);  // the case's at order 8, first and again last (drift)
+      variant.template operator()<4, 64, 8, 3, 3, 0, 0>();  // the case's kernel, copied
+      variant.template operator()<4, 64, 8, 3, 3, 1, 0>();
+      variant.template operator()<4, 64, 8, 3, 3, 0, 1>();
+      variant.template operator()<4, 64, 8, 3, 3, 0, 2>();
+      variant.template operator()<4, 64, 8, 3, 3, 1, 1>();
+      // Two blocks of 256 threads an SM: smaller tiles (the halo's reads cost little, run 146).
+      variant.template operator()<4, 64, 4, 3, 2, 0, 0, 2>();  // 64 x 12
+      variant.template operator()<4, 64, 4, 2, 3, 0, 0, 2>();  // 64 x 8
+      variant.template operator()<4, 32, 8, 3, 3, 0, 0, 2>();  // 32 x 24
+      variant.template operator()<4, 32, 8, 3, 2, 0, 0, 2>();
+      variant.template operator()<4, 32, 8, 2, 3, 0, 0, 2>();  // 32 x 16
+      variant.template operator()<4, 64, 4, 3, 2, 0, 1, 2>();  // 64 x 12 without its halo rows
+      variant.template operator()<2, 64, 8, 4, 3, 0, 0>();
+      variant.template operator()<2, 64, 8, 4, 3, 0, 1>();
+      variant.template operator()<2, 64, 4, 4, 2, 0, 0, 2>();
+      variant.template operator()<3, 64, 8, 4, 3, 0, 1>();
+      variant.template operator()<3, 64, 4, 4, 2, 0, 0, 2>();
       staged.template operator()<4, 64, 8, 3, 2>(0);  // 64 x 24 columns
       staged.template operator()<4, 64, 8, 3, 3>(0);  // the case's at order 8
       staged.template operator()<4, 64, 8, 3, 3>(0, true);
