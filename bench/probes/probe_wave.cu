@@ -187,20 +187,33 @@ int main(int argc, char** argv) {
                reinterpret_cast<const void*>(probe::staged_bulk_kernel<C>),
                [&] { probe::launch_staged_bulk<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
       };
+      bulk.template operator()<4, 64, 8, 3, 3>();
+      bulk.template operator()<4, 64, 8, 3, 2>();
+      bulk.template operator()<2, 64, 8, 4, 3>();
+      bulk.template operator()<3, 64, 8, 4, 3>();
+      bulk.template operator()<3, 64, 8, 3, 3>();
+      bulk.template operator()<4, 64, 8, 4, 2>();  // 64 x 32: registers the copy loop no longer takes
+      bulk.template operator()<4, 64, 16, 2, 2>();
+      bulk.template operator()<4, 32, 16, 2, 2>();
+      bulk.template operator()<2, 64, 8, 4, 2>();
+      // The bulk copies without a block-wide barrier a plane (a stage to spare, "readers done"
+      // mbarriers), alternating with the case's kernel three times.
+      auto decoupled = [&]<int R, int W, int TY, int NY, int D>() {
+        if (R != l.radius || t != 1) return;
+        using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
+        report("decoupled " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) + " D" +
+                   std::to_string(D),
+               reinterpret_cast<const void*>(probe::staged_decoupled_kernel<C>),
+               [&] { probe::launch_staged_decoupled<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      };
       for (int i = 0; i < 3; ++i) {
         staged.template operator()<4, 64, 8, 3, 3>(0);
-        bulk.template operator()<4, 64, 8, 3, 3>();
-        bulk.template operator()<4, 64, 8, 3, 2>();
+        decoupled.template operator()<4, 64, 8, 3, 3>();
+        decoupled.template operator()<4, 64, 8, 3, 2>();
         staged.template operator()<2, 64, 8, 4, 3>(0);
-        bulk.template operator()<2, 64, 8, 4, 3>();
-        bulk.template operator()<3, 64, 8, 4, 3>();
-        bulk.template operator()<3, 64, 8, 3, 3>();
-        if (i == 0) {
-          bulk.template operator()<4, 64, 8, 4, 2>();  // 64 x 32: registers the copy loop no longer takes
-          bulk.template operator()<4, 64, 16, 2, 2>();
-          bulk.template operator()<4, 32, 16, 2, 2>();
-          bulk.template operator()<2, 64, 8, 4, 2>();
-        }
+        decoupled.template operator()<2, 64, 8, 4, 3>();
+        decoupled.template operator()<3, 64, 8, 4, 2>();
+        decoupled.template operator()<3, 64, 8, 3, 3>();
       }
       staged.template operator()<4, 64, 8, 3, 3>(0);  // the case's at order 8, first and again last (drift)
       variant.template operator()<4, 64, 8, 3, 3, 0, 0>();  // the case's kernel, copied

@@ -183,6 +183,9 @@ __device__ inline void expect(unsigned long long* bar, unsigned bytes) {
 __device__ inline void arrive_after_copies(unsigned long long* bar) {
   CUSH_PROBE_SM90(asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem(bar)) : "memory"));
 }
+__device__ inline void arrive(unsigned long long* bar) {
+  CUSH_PROBE_SM90(asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(bar)) : "memory"));
+}
 __device__ inline void copy(void* shared, const void* global, unsigned bytes, unsigned long long* bar) {
   CUSH_PROBE_SM90(asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                                    smem(shared)),
@@ -327,6 +330,166 @@ void launch_staged_bulk(const double* older, const double* current, double* next
   const std::size_t bytes = C::kSharedBytes + sizeof(unsigned long long) * C::kStages;
   CUSH_CUDA_CHECK(cudaFuncSetAttribute(staged_bulk_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   staged_bulk_kernel<C><<<grid, C::kThreads, bytes, stream>>>(older, current, next, box, l, static_cast<int>(run));
+  CUSH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace probe
+
+namespace probe {
+
+/// The bulk-copy kernel's shared memory beyond its config: a stage more of u^n and of u^{n-1}
+/// (the copy of plane p + D overwrites the stage read two planes before, not one) and two
+/// mbarriers a stage (its bytes in, its readers done).
+template <class C>
+struct Decoupled {
+  static constexpr int kStages = C::kStages + 1, kOlderStages = C::kOlderStages + 1;
+  static constexpr std::size_t kBytes = sizeof(double) * (static_cast<std::size_t>(kStages) * C::kPlane +
+                                                          static_cast<std::size_t>(kOlderStages) * C::kOlderPlane) +
+                                        2 * sizeof(unsigned long long) * kStages;
+};
+
+// The bulk-copy kernel without a block-wide barrier a plane: each warp, done with a stage, arrives
+// on the stage's "readers done" mbarrier (16 arrivals: the warps); the threads that copy a plane
+// into a stage wait for it first. With a stage to spare that wait finds the stage free unless a
+// warp is two planes behind, so no warp waits for the copying ones. Bits as the case's kernel.
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
+    staged_decoupled_kernel(const double* older, const double* __restrict__ current, double* next, wave::Box box,
+                            wave::Leapfrog l, int run) {
+  namespace staged = wave::staged;
+  using E = Decoupled<C>;
+  constexpr int R = C::kR, W = C::kW, H = C::kH, NY = C::kNY, D = C::kD, P = C::kPitch, S = E::kStages, A = C::kLead;
+  constexpr int kIssuers = C::kRows + H, kWarps = C::kThreads / 32;
+  static_assert(kIssuers <= C::kThreads && C::kThreads % 32 == 0);
+  extern __shared__ __align__(16) double shared[];
+  double* const planes = shared;
+  double* const olders = shared + static_cast<std::size_t>(S) * C::kPlane;
+  auto* const full = reinterpret_cast<unsigned long long*>(olders + static_cast<std::size_t>(E::kOlderStages) * C::kOlderPlane);
+  unsigned long long* const empty = full + S;
+  const int tx = static_cast<int>(threadIdx.x) % W, ty = static_cast<int>(threadIdx.x) / W;
+  const long x0 = box.x0 + blockIdx.x * static_cast<long>(W);
+  const long y0 = box.y0 + blockIdx.y * static_cast<long>(H);
+  const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
+  const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
+  const long sz = box.pitch_x * box.pitch_y;
+  const long first = z_begin - R, last = z_end + R;
+  const int me = static_cast<int>(threadIdx.x);
+
+  long from = 0;
+  int to = 0, lo = 0, hi = 0, single0 = -1, single1 = -1;
+  bool is_older = false;
+  if (me < C::kRows) {
+    long gy = y0 - R + me;
+    gy = gy < box.y0 - R ? box.y0 - R : (gy < box.y0 + box.ny + R ? gy : box.y0 + box.ny + R - 1);
+    from = gy * box.pitch_x + x0 - A;
+    to = me * P;
+    const long reach = box.x0 + box.nx + R - (x0 - A);
+    const int end = reach < P ? static_cast<int>(reach) : P;
+    lo = A - R;
+    if (lo % 2) single0 = lo, lo += 1;
+    hi = end - end % 2;
+    if (end % 2) single1 = end - 1;
+  } else if (me < kIssuers) {
+    is_older = true;
+    const long gy = y0 + (me - C::kRows);
+    from = gy * box.pitch_x + x0;
+    to = (me - C::kRows) * W;
+    const long inside = gy < box.y0 + box.ny ? box.x0 + box.nx - x0 : 0;
+    const int end = inside < W ? static_cast<int>(inside) : W;
+    hi = end - end % 2;
+    if (end % 2) single1 = end - 1;
+  }
+  if (me < S) {
+    bulk::init(full + me, kIssuers);
+    bulk::init(empty + me, kWarps);
+  }
+  CUSH_PROBE_SM90(asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"));
+  __syncthreads();
+
+  // Plane p into its stage (u^n) and u^{n-1} at p - R; the stage's previous plane, p - S, must be
+  // read by every warp first.
+  const auto issue = [&](long p) {
+    if (p >= last || me >= kIssuers) return;
+    const int slot = static_cast<int>((p - first) % S);
+    if (p - S >= first) bulk::wait(empty + slot, static_cast<unsigned>((p - S - first) / S) & 1u);
+    unsigned long long* bar = full + slot;
+    double* dst = nullptr;
+    const double* src = nullptr;
+    if (!is_older) {
+      dst = planes + slot * C::kPlane + to;
+      src = current + p * sz + from;
+    } else {
+      const long q = p - R;
+      if (q >= z_begin && q < z_end) {
+        dst = olders + static_cast<int>((p - first) % E::kOlderStages) * C::kOlderPlane + to;
+        src = older + q * sz + from;
+      }
+    }
+    if (dst != nullptr) {
+      if (hi > lo) {
+        bulk::expect(bar, 8u * static_cast<unsigned>(hi - lo));
+        bulk::copy(dst + lo, src + lo, 8u * static_cast<unsigned>(hi - lo), bar);
+      }
+      if (single0 >= 0) staged::copy8(dst + single0, src + single0);
+      if (single1 >= 0) staged::copy8(dst + single1, src + single1);
+    }
+    bulk::arrive_after_copies(bar);
+  };
+  // This warp is done with plane p - R's stage and plane p's stage of u^{n-1}.
+  const auto release = [&](long p) {
+    __syncwarp();
+    if (me % 32 == 0 && p - R >= first) bulk::arrive(empty + static_cast<int>((p - R - first) % S));
+  };
+
+  for (int i = 0; i < D; ++i) issue(first + i);
+  double queue[2 * R + 1][NY];
+#pragma unroll
+  for (int i = 0; i < 2 * R + 1; ++i)
+#pragma unroll
+    for (int j = 0; j < NY; ++j) queue[i][j] = 0;
+  const int self = (R + ty * NY) * P + A + tx;
+
+  for (long p = first; p < last; ++p) {
+    issue(p + D);
+    const int slot = static_cast<int>((p - first) % S);
+    bulk::wait(full + slot, static_cast<unsigned>((p - first) / S) & 1u);
+    const double* stage = planes + slot * C::kPlane + self;
+#pragma unroll
+    for (int j = 0; j < NY; ++j) {
+#pragma unroll
+      for (int i = 0; i < 2 * R; ++i) queue[i][j] = queue[i + 1][j];
+      queue[2 * R][j] = stage[j * P];
+    }
+    const long q = p - R;
+    if (q >= z_begin) {
+      const double* c0 = planes + static_cast<int>((q - first) % S) * C::kPlane + self;
+      const double* o0 = olders + static_cast<int>((p - first) % E::kOlderStages) * C::kOlderPlane + ty * NY * W + tx;
+      const long gx = x0 + tx;
+#pragma unroll
+      for (int j = 0; j < NY; ++j) {
+        const double value = wave::leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
+        const long gy = y0 + ty * NY + j;
+        if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
+      }
+    }
+    release(p);
+  }
+}
+
+template <class C>
+void launch_staged_decoupled(const double* older, const double* current, double* next, const wave::Box& box,
+                             const wave::Leapfrog& l, cudaStream_t stream) {
+  if (l.radius != C::kR || !wave::wave_staged_fits<C>(older, current, box))
+    throw std::invalid_argument("probe: the decoupled bulk-copy variant does not fit this box");
+  const long tiles = ((box.nx + C::kW - 1) / C::kW) * ((box.ny + C::kH - 1) / C::kH);
+  long run = 128;
+  while (run > 8 && tiles * ((box.nz + run - 1) / run) < 2048) run /= 2;
+  const dim3 grid(static_cast<unsigned>((box.nx + C::kW - 1) / C::kW), static_cast<unsigned>((box.ny + C::kH - 1) / C::kH),
+                  static_cast<unsigned>((box.nz + run - 1) / run));
+  const std::size_t bytes = Decoupled<C>::kBytes;
+  CUSH_CUDA_CHECK(cudaFuncSetAttribute(staged_decoupled_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(bytes)));
+  staged_decoupled_kernel<C><<<grid, C::kThreads, bytes, stream>>>(older, current, next, box, l, static_cast<int>(run));
   CUSH_CUDA_CHECK(cudaGetLastError());
 }
 
