@@ -206,6 +206,30 @@ int main(int argc, char** argv) {
                reinterpret_cast<const void*>(probe::staged_decoupled_kernel<C>),
                [&] { probe::launch_staged_decoupled<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
       };
+      // The tensor-copy kernel (wave_staged_tensor.cuh: one tensor copy a stage) in other shapes, and
+      // alternating with the cp.async staged kernel.
+      auto tensor = [&]<int R, int W, int TY, int NY, int D>() {
+        if (R != l.radius || t != 1) return;
+        using C = wave::WaveStagedConfig<R, W, TY, NY, D>;
+        report("tensor " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) + " D" + std::to_string(D),
+               reinterpret_cast<const void*>(wave::wave_tensor_kernel<C>),
+               [&] { wave::launch_wave_tensor<C>(buffers[0], buffers[1], buffers[3], box, l, nullptr); });
+      };
+      for (int i = 0; i < 3; ++i) {
+        staged.template operator()<4, 64, 8, 3, 3>(0);
+        tensor.template operator()<4, 64, 8, 3, 3>();
+        tensor.template operator()<4, 64, 8, 3, 2>();
+        staged.template operator()<2, 64, 8, 4, 3>(0);
+        tensor.template operator()<2, 64, 8, 4, 3>();
+        tensor.template operator()<3, 64, 8, 4, 3>();
+        tensor.template operator()<3, 64, 8, 3, 3>();
+        if (i == 0) {
+          tensor.template operator()<4, 64, 8, 4, 2>();  // 64 x 32: registers the copy loop no longer takes
+          tensor.template operator()<4, 64, 16, 2, 2>();
+          tensor.template operator()<4, 32, 16, 2, 2>();
+          tensor.template operator()<4, 64, 8, 2, 4>();  // 64 x 16, 4 planes in flight
+        }
+      }
       for (int i = 0; i < 3; ++i) {
         staged.template operator()<4, 64, 8, 3, 3>(0);
         decoupled.template operator()<4, 64, 8, 3, 3>();

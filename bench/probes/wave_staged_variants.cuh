@@ -12,8 +12,12 @@
 //  - MinBlocks 2 asks for two blocks an SM (at most 128 registers a thread at 256 threads), two
 //    barrier domains instead of one.
 // The computation is the case's (leapfrog_cell), so Mapping 1 with Skip 0 gives its bits.
+// Below them, the staged kernel with each row moved by cp.async.bulk on an mbarrier, with and
+// without the block-wide barrier a plane: both slower than the case's (runs 148-149); one tensor
+// copy a stage instead was faster, and is the case's kernel now (cases/wave/wave_staged_tensor.cuh).
 
 #include "wave_staged.cuh"
+#include "wave_staged_tensor.cuh"  // the mbarrier helpers
 
 namespace probe {
 
@@ -172,10 +176,10 @@ namespace bulk {
 #define CUSH_PROBE_SM90(...) __VA_ARGS__
 #endif
 
-__device__ inline unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-__device__ inline void init(unsigned long long* bar, unsigned count) {
-  CUSH_PROBE_SM90(asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem(bar)), "r"(count) : "memory"));
-}
+using wave::tensor_copy::init;
+using wave::tensor_copy::smem;
+using wave::tensor_copy::wait;
+
 __device__ inline void expect(unsigned long long* bar, unsigned bytes) {
   CUSH_PROBE_SM90(asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem(bar)), "r"(bytes) : "memory"));
 }
@@ -192,17 +196,6 @@ __device__ inline void copy(void* shared, const void* global, unsigned bytes, un
                                "l"(global), "r"(bytes), "r"(smem(bar))
                                : "memory"));
 }
-__device__ inline void wait(unsigned long long* bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    CUSH_PROBE_SM90(asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem(bar)), "r"(parity)
-        : "memory"));
-  } while (!done);
-}
-
 }  // namespace bulk
 
 template <class C>
@@ -494,3 +487,4 @@ void launch_staged_decoupled(const double* older, const double* current, double*
 }
 
 }  // namespace probe
+

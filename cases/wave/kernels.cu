@@ -9,6 +9,7 @@
 #include "coefficients.hpp"
 #include "cush/error.hpp"
 #include "wave_staged.cuh"
+#include "wave_staged_tensor.cuh"
 #include "wave_steps.cuh"
 
 namespace cases {
@@ -156,9 +157,34 @@ void launch_staged_step(const double* prev, const double* cur, double* next, con
                               std::to_string(2 * l.radius));
 }
 
+namespace {
+/// The tensor-copy kernel's shapes (README.md, "The tensor-copy kernel"), 3 planes in flight: 64 x
+/// 32 columns (512 threads of 4 rows) at order 4, 64 x 24 (512 threads of 3 rows) at 6 and 8.
+using TensorShape4 = WaveStagedConfig<2, 64, 8, 4, 3>;
+using TensorShape6 = WaveStagedConfig<3, 64, 8, 3, 3>;
+using TensorShape8 = WaveStagedConfig<4, 64, 8, 3, 3>;
+}  // namespace
+
+bool tensor_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l) {
+  return (l.radius == 2 && wave_tensor_fits<TensorShape4>(prev, cur, box)) ||
+         (l.radius == 3 && wave_tensor_fits<TensorShape6>(prev, cur, box)) ||
+         (l.radius == 4 && wave_tensor_fits<TensorShape8>(prev, cur, box));
+}
+
+void launch_tensor_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream) {
+  if (l.radius == 2) return launch_wave_tensor<TensorShape4>(prev, cur, next, box, l, stream);
+  if (l.radius == 3) return launch_wave_tensor<TensorShape6>(prev, cur, next, box, l, stream);
+  if (l.radius == 4) return launch_wave_tensor<TensorShape8>(prev, cur, next, box, l, stream);
+  throw std::invalid_argument("cases::wave: the tensor-copy kernel is built for orders 4, 6 and 8, not " +
+                              std::to_string(2 * l.radius));
+}
+
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream) {
   if (l.radius == 1) launch_queue_step(prev, cur, next, box, l, stream);
+  else if (tensor_step_fits(prev, cur, box, l)) launch_tensor_step(prev, cur, next, box, l, stream);
+  // Without tensor copies: the staged kernel at orders 4 and 8; at 6 it only ties the streaming one.
   else if (l.radius != 3 && staged_step_fits(prev, cur, box, l)) launch_staged_step(prev, cur, next, box, l, stream);
   else launch_steps(WaveLevels{prev, cur, nullptr, next}, box, l, 1, stream);
 }

@@ -47,10 +47,11 @@ inline Box stored_box(const cush::Block<double>& b, const cush::Box& cells) {
 /// over k = 1 .. radius and the axes x, y, z of C_k (cur[+k] + cur[-k]): step_host's order, so
 /// the same bits. `cur` needs `radius` valid layers around the box. `next` may be `prev` (the
 /// seed's update in place over the older level), not `cur`. The faster one-step kernel for the
-/// order (bench/probes/probe_wave.cu): the column kernel with its z neighbours in registers
-/// (launch_queue_step) at order 2, the streaming kernel with its ring loaded at 6 (the staged
-/// kernel only ties it there), and at 4 and 8 the staged kernel (launch_staged_step) where the
-/// arrays fit it, else the streaming kernel (README.md).
+/// order (bench/probes/probe_wave.cu, README.md): at order 2 the column kernel with its z
+/// neighbours in registers (launch_queue_step); at 4, 6 and 8 the tensor-copy kernel
+/// (launch_tensor_step) where the GPU and the arrays allow it, else at 4 and 8 the staged kernel
+/// (launch_staged_step) where the arrays fit it, else the streaming kernel (which the staged one
+/// only ties at order 6).
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                  cudaStream_t stream);
 
@@ -76,6 +77,22 @@ bool staged_step_fits(const double* prev, const double* cur, const Box& box, con
 /// launch_column_step; std::invalid_argument where staged_step_fits is false (order 2, or rows
 /// off 16-byte boundaries).
 void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream);
+
+/// True where the current device has Hopper's tensor copies (compute capability 9.0 or later),
+/// which launch_tensor_step needs.
+bool device_has_tensor_copies();
+
+/// True where launch_tensor_step serves `box` of these arrays at this order on the current device:
+/// orders 4, 6 and 8, a GPU of compute capability 9.0 or later (Hopper's tensor copies), the rows
+/// of staged_step_fits, and a row pitch of at least nx + 2 radius (+ 1 at an odd radius).
+bool tensor_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l);
+
+/// The same step with the kernel of wave_staged_tensor.cuh: the staged kernel's planes moved by
+/// the copy engine, one tensor copy a plane and level. Same bits as launch_column_step;
+/// std::invalid_argument where tensor_step_fits is false. At an odd radius it reads (and does not
+/// use) the cell x0 - radius - 1 of each row, which the array must have (the padded layout does).
+void launch_tensor_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream);
 
 /// The levels a launch of several steps reads (n - 1 and n) and writes (n + T - 1 and n + T).

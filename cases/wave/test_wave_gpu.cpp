@@ -274,6 +274,39 @@ TEST(CaseWave, StagedKernelEqualsColumnKernel) {
   }
 }
 
+// The tensor-copy kernel (orders 4, 6 and 8, compute capability 9.0 or later) gives the column
+// kernel's bits on the staged kernel's boxes: no full tile or z run (the copy engine fills the
+// overhang with zeros), one cell thin, off a row's first cell, many z runs with a short last one,
+// and at order 6 an odd x0. Rows off 16-byte boundaries it refuses, and launch_step then takes
+// another kernel with the same bits.
+TEST(CaseWave, TensorKernelEqualsColumnKernel) {
+  CUSH_REQUIRE_GPUS(1);
+  CUSH_CUDA_CHECK(cudaSetDevice(0));
+  if (!wave::device_has_tensor_copies())
+    GTEST_SKIP() << "the tensor-copy kernel needs a GPU of compute capability 9.0 or later (Hopper)";
+  for (int order : {4, 6, 8}) {
+    const wave::Leapfrog l = wave::leapfrog(order, 0.9 * wave::courant_limit(order));
+    const long h = l.radius;
+    const long e = h % 2;
+    check_queue(l, wave::Box{h + e, h, h, 1, 1, 1, 16, 1 + 2 * h}, 0, wave::launch_tensor_step);
+    check_queue(l, wave::Box{h + e, h, h, 37, 19, 13, 48, 19 + 2 * h}, 2, wave::launch_tensor_step);
+    check_queue(l, wave::Box{h + e, h, h, 130, 3, 5, 144, 3 + 2 * h}, 4, wave::launch_tensor_step);
+    check_queue(l, wave::Box{h + 2 + e, h + 1, h + 2, 50, 21, 11, 80 + 2 * h, 30 + 2 * h}, 6, wave::launch_tensor_step);
+    check_queue(l, wave::Box{h + e, h, h, 200, 90, 300, 208 + 2 * h, 90 + 2 * h}, 0, wave::launch_tensor_step);
+    if (e == 1) check_queue(l, wave::Box{3, h, h, 37, 19, 13, 48, 19 + 2 * h}, 1, wave::launch_tensor_step);
+    const wave::Box odd{h + 1 - e, h, h, 37, 19, 13, 48, 19 + 2 * h};
+    DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(48 * (19 + 2 * h) * (h + 13 + 9)), 1.0));
+    EXPECT_FALSE(wave::tensor_step_fits(a.p, a.p, odd, l));
+    EXPECT_THROW(wave::launch_tensor_step(a.p, a.p, a.p, odd, l, nullptr), std::invalid_argument);
+    check_queue(l, odd, 0, wave::launch_step);
+  }
+  const wave::Leapfrog l2 = wave::leapfrog(2, 0.9 * wave::courant_limit(2));  // order 2 has no tensor-copy kernel
+  DeviceBuffer a(std::vector<double>(static_cast<std::size_t>(16 * 3 * 11), 1.0));
+  EXPECT_FALSE(wave::tensor_step_fits(a.p, a.p, wave::Box{1, 1, 1, 1, 1, 1, 16, 3}, l2));
+  EXPECT_THROW(wave::launch_tensor_step(a.p, a.p, a.p, wave::Box{1, 1, 1, 1, 1, 1, 16, 3}, l2, nullptr),
+               std::invalid_argument);
+}
+
 // Many z runs (over 2048 blocks of 8 planes or fewer), the last one shorter. (Apart from the small
 // boxes so that the sanitizers can take those alone.)
 TEST(CaseWave, StreamingKernelOverManyZRunsEqualsColumnKernelSteps) {
