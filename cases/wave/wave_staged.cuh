@@ -3,6 +3,8 @@
 // (cp.async, 16 bytes each, around L1), D planes ahead of the plane it computes, so that the
 // bytes in flight no longer cost registers (the streaming kernel, wave_steps.cuh, holds its next
 // plane's loads in registers: at order 8 it sits at its register cap with one plane in flight).
+// On GPUs of compute capability 9.0 the case takes its twin with tensor copies instead
+// (wave_staged_tensor.cuh, this file's shapes and cell, faster at orders 6 and 8).
 //
 // A block owns a W x H tile of (x, y) columns (W x TY threads, NY rows each) and marches a z run.
 // Shared memory holds S = R + D + 1 stages of u^n, each the tile grown by R on every side (rows
