@@ -116,24 +116,12 @@ __global__ void __launch_bounds__(C::kThreads, MinBlocks)
     staged::wait_all_but<D - 1>();
     __syncthreads();
     issue(p + D);
-    const double* stage = planes + static_cast<int>((p - first) % S) * C::kPlane + self;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-#pragma unroll
-      for (int i = 0; i < 2 * R; ++i) queue[i][j] = queue[i + 1][j];
-      queue[2 * R][j] = stage[j * P];
-    }
+    staged::push<C>(queue, planes + static_cast<int>((p - first) % S) * C::kPlane + self);
     const long q = p - R;
     if (q < z_begin) continue;
-    const double* c0 = planes + static_cast<int>((q - first) % S) * C::kPlane + self;
-    const double* o0 = olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx;
-    const long gx = x0 + tx;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-      const double value = wave::leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
-      const long gy = y0 + ty * NY + j;
-      if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
-    }
+    staged::store<C>(queue, planes + static_cast<int>((q - first) % S) * C::kPlane + self,
+                     olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx,
+                     next, box, l, q, x0 + tx, y0 + ty * NY);
   }
   staged::wait_all_but<0>();
 }
@@ -289,24 +277,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     issue(p + D);
     const int slot = static_cast<int>((p - first) % S);
     bulk::wait(bars + slot, static_cast<unsigned>((p - first) / S) & 1u);
-    const double* stage = planes + slot * C::kPlane + self;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-#pragma unroll
-      for (int i = 0; i < 2 * R; ++i) queue[i][j] = queue[i + 1][j];
-      queue[2 * R][j] = stage[j * P];
-    }
+    staged::push<C>(queue, planes + slot * C::kPlane + self);
     const long q = p - R;
     if (q < z_begin) continue;
-    const double* c0 = planes + static_cast<int>((q - first) % S) * C::kPlane + self;
-    const double* o0 = olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx;
-    const long gx = x0 + tx;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-      const double value = wave::leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
-      const long gy = y0 + ty * NY + j;
-      if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
-    }
+    staged::store<C>(queue, planes + static_cast<int>((q - first) % S) * C::kPlane + self,
+                     olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx,
+                     next, box, l, q, x0 + tx, y0 + ty * NY);
   }
 }
 
@@ -446,25 +422,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     issue(p + D);
     const int slot = static_cast<int>((p - first) % S);
     bulk::wait(full + slot, static_cast<unsigned>((p - first) / S) & 1u);
-    const double* stage = planes + slot * C::kPlane + self;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-#pragma unroll
-      for (int i = 0; i < 2 * R; ++i) queue[i][j] = queue[i + 1][j];
-      queue[2 * R][j] = stage[j * P];
-    }
+    staged::push<C>(queue, planes + slot * C::kPlane + self);
     const long q = p - R;
-    if (q >= z_begin) {
-      const double* c0 = planes + static_cast<int>((q - first) % S) * C::kPlane + self;
-      const double* o0 = olders + static_cast<int>((p - first) % E::kOlderStages) * C::kOlderPlane + ty * NY * W + tx;
-      const long gx = x0 + tx;
-#pragma unroll
-      for (int j = 0; j < NY; ++j) {
-        const double value = wave::leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
-        const long gy = y0 + ty * NY + j;
-        if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
-      }
-    }
+    if (q >= z_begin)
+      staged::store<C>(queue, planes + static_cast<int>((q - first) % S) * C::kPlane + self,
+                       olders + static_cast<int>((p - first) % E::kOlderStages) * C::kOlderPlane + ty * NY * W + tx,
+                       next, box, l, q, x0 + tx, y0 + ty * NY);
     release(p);
   }
 }

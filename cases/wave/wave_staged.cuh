@@ -77,6 +77,33 @@ __device__ inline void wait_all_but() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// This thread's NY cells of a plane into its z queue (the oldest plane drops out): `stage` is
+/// its first cell in the plane's stage of u^n (rows C::kPitch apart).
+template <class C>
+__device__ __forceinline__ void push(double (&queue)[2 * C::kR + 1][C::kNY], const double* stage) {
+#pragma unroll
+  for (int j = 0; j < C::kNY; ++j) {
+#pragma unroll
+    for (int i = 0; i < 2 * C::kR; ++i) queue[i][j] = queue[i + 1][j];
+    queue[2 * C::kR][j] = stage[j * C::kPitch];
+  }
+}
+
+/// This thread's NY cells of plane q, column gx and rows gy0 .. gy0 + NY - 1, computed and stored
+/// where they lie in the box: `c0` is its first cell in q's stage of u^n, `o0` in q's stage of
+/// u^{n-1} (rows C::kW apart), the queue centred on q.
+template <class C>
+__device__ __forceinline__ void store(const double (&queue)[2 * C::kR + 1][C::kNY], const double* c0, const double* o0,
+                                      double* next, const Box& box, const Leapfrog& l, long q, long gx, long gy0) {
+  const long sz = box.pitch_x * box.pitch_y;
+#pragma unroll
+  for (int j = 0; j < C::kNY; ++j) {
+    const double value = leapfrog_cell<C::kR, C::kNY, C::kPitch>(c0 + j * C::kPitch, queue, j, l, o0[j * C::kW]);
+    const long gy = gy0 + j;
+    if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
+  }
+}
+
 }  // namespace staged
 
 template <class C>
@@ -142,24 +169,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     staged::wait_all_but<D - 1>();  // plane p has arrived (this thread's copies) ...
     __syncthreads();                // ... everyone's, and plane p - R - 1's stage is read
     issue(p + D);
-    const double* stage = planes + static_cast<int>((p - first) % S) * C::kPlane + self;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-#pragma unroll
-      for (int i = 0; i < 2 * R; ++i) queue[i][j] = queue[i + 1][j];
-      queue[2 * R][j] = stage[j * P];
-    }
+    staged::push<C>(queue, planes + static_cast<int>((p - first) % S) * C::kPlane + self);
     const long q = p - R;
     if (q < z_begin) continue;
-    const double* c0 = planes + static_cast<int>((q - first) % S) * C::kPlane + self;
-    const double* o0 = olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx;
-    const long gx = x0 + tx;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-      const double value = leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
-      const long gy = y0 + ty * NY + j;
-      if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
-    }
+    staged::store<C>(queue, planes + static_cast<int>((q - first) % S) * C::kPlane + self,
+                     olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx,
+                     next, box, l, q, x0 + tx, y0 + ty * NY);
   }
   staged::wait_all_but<0>();  // no copy may land after the block is gone
 }

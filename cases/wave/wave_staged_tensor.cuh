@@ -102,7 +102,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const long y0 = box.y0 + blockIdx.y * static_cast<long>(H);
   const long z_begin = box.z0 + blockIdx.z * static_cast<long>(run);
   const long z_end = z_begin + run < box.z0 + box.nz ? z_begin + run : box.z0 + box.nz;
-  const long sz = box.pitch_x * box.pitch_y;
   const long first = z_begin - R, last = z_end + R;  // input planes [first, last)
   if (threadIdx.x == 0) {
     if (tensor_copy::smem(shared) % 128 != 0) __trap();  // the copies' destinations would be misaligned
@@ -140,24 +139,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     issue(p + D);
     const int slot = static_cast<int>((p - first) % S);
     tensor_copy::wait(full + slot, static_cast<unsigned>((p - first) / S) & 1U);
-    const double* stage = planes + slot * C::kPlane + self;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-#pragma unroll
-      for (int i = 0; i < 2 * R; ++i) queue[i][j] = queue[i + 1][j];
-      queue[2 * R][j] = stage[j * P];
-    }
+    staged::push<C>(queue, planes + slot * C::kPlane + self);
     const long q = p - R;
     if (q < z_begin) continue;
-    const double* c0 = planes + static_cast<int>((q - first) % S) * C::kPlane + self;
-    const double* o0 = olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx;
-    const long gx = x0 + tx;
-#pragma unroll
-    for (int j = 0; j < NY; ++j) {
-      const double value = leapfrog_cell<R, NY, P>(c0 + j * P, queue, j, l, o0[j * W]);
-      const long gy = y0 + ty * NY + j;
-      if (gx < box.x0 + box.nx && gy < box.y0 + box.ny) next[q * sz + gy * box.pitch_x + gx] = value;
-    }
+    staged::store<C>(queue, planes + static_cast<int>((q - first) % S) * C::kPlane + self,
+                     olders + static_cast<int>((p - first) % C::kOlderStages) * C::kOlderPlane + ty * NY * W + tx,
+                     next, box, l, q, x0 + tx, y0 + ty * NY);
   }
 }
 
