@@ -3,7 +3,7 @@
 // one tensor copy (cp.async.bulk.tensor.3d) a stage of u^n and one a stage of u^{n-1}, issued by
 // one thread and counted in by the stage's mbarrier, instead of 16-byte copies by every thread.
 // The threads' copy loop was 40 % of the staged kernel's instructions; without it the kernel holds
-// fewer registers and makes 0.78-0.85 R1w at order 8 against 0.68-0.70 in the same call
+// fewer registers and makes 0.78-0.85 R1w at order 8 against 0.68-0.71 in the same call
 // (README.md, "The tensor-copy kernel").
 //
 // The tensor maps cover exactly the cells the stencil reaches: u^n's from x0 - A (A = R rounded
