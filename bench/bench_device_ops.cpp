@@ -32,7 +32,8 @@
 //                     (cush_kernel: peer_kernel)
 //   bytes the per-GPU buffer size of nccl-tests: the buffer each GPU sends from or receives
 //         into (for scatter, gather and all_gather: the whole p-piece buffer); 4 KiB x 16^k up to
-//         256 MiB, and 1 GiB; reduce and all_reduce at every 4 KiB x 4^k
+//         256 MiB, and 1 GiB; reduce and all_reduce at every 4 KiB x 4^k; with a cap above 1 GiB
+//         every power of two from 512 MiB to the cap
 // Counters: op_us = time of one operation (each timed interval runs a batch of them),
 // algbw = bytes / time, busbw = algbw x the nccl-tests factor of the op (all_reduce
 // 2(p-1)/p; all_gather, all_to_all, scatter, gather (p-1)/p; others 1), GB/s.
@@ -594,11 +595,17 @@ void register_all() {
   };
   // Every operation at 4 KiB x 16^k (and 1 GiB); the reductions also in between (x 4), where the
   // peer kernel's one-shot and two-shot paths and NCCL's algorithms change places.
+  // Past 1 GiB (CUSH_BENCH_DEVICE_OPS_MAX_MIB above 1024) every operation at every power of two from
+  // 512 MiB: the FFT's all-to-all floors at 2^27 .. 2^30 points on 2 GPUs want 512 MiB to 4 GiB.
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = 4096; bytes <= max_bytes(); bytes *= 4) sizes.push_back(bytes);
   if (max_bytes() >= (std::size_t{1} << 30) && sizes.back() != (std::size_t{1} << 30)) sizes.push_back(std::size_t{1} << 30);
+  if (max_bytes() > (std::size_t{1} << 30))
+    for (std::size_t bytes = std::size_t{1} << 29; bytes <= max_bytes(); bytes *= 2) sizes.push_back(bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   const auto on_coarse_grid = [](std::size_t bytes) {
-    return bytes == (std::size_t{1} << 30) || std::countr_zero(bytes / 4096) % 4 == 0;  // 4 KiB x 16^k
+    return bytes > (std::size_t{256} << 20) || std::countr_zero(bytes / 4096) % 4 == 0;  // 4 KiB x 16^k, and above
   };
   for (std::size_t bytes : sizes) {
     for (const auto& [op, impls] : table) {

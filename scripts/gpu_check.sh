@@ -50,7 +50,7 @@
 #                512^3 and 1024^3, then `summarize temporal` of them in $OUT/temporal.md; not in
 #                the default parts)
 #     CUSH_MULTI_FILTER_<part>  another Google Benchmark filter for a part of bench_cases, or for
-#                halo (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
+#                halo or device_ops (e.g. CUSH_MULTI_FILTER_lbm='^case/lbm_weak_esoteric_fp32/': only the weak
 #                series; CUSH_MULTI_FILTER_halo='/(2048|4096)/': the large faces)
 #     CUSH_MULTI_TIMEOUT  seconds per part (default: per part, 120-400 s; all parts take longer
 #                than 10 minutes); CUSH_MULTI_REPETITIONS (default 3)
@@ -282,7 +282,7 @@ if has multi; then
   call=$(date -u +%Y-%m-%d); reps=${CUSH_MULTI_REPETITIONS:-3}
   # bench_cases' rows of each part (Google Benchmark filters; the names end in /min_time... or /manual_time).
   declare -A rows=(
-    [lbm]="^case/lbm(_weak)?_esoteric_(fp32|fp16s)/[a-z_]+/[$counts]gpu/(128|256|512|1024)/"
+    [lbm]="^(case/lbm(_weak|_bulk)?_esoteric_(fp32|fp16s)/[a-z_]+/[$counts]gpu/(128|256|512|1024)|exchange/lbm_esoteric_(fp32|fp16s)/[$counts]gpu/(128|256|512|1024))/"
     [advection]="^(case/advection(_overlap)?/[a-z_]+/[$counts]gpu/(256|512|1024)|exchange/advection/[$counts]gpu/1024)/"
     [matmul]="^(case/matmul(_f64)?/[a-z_]+/[$counts]gpu/(4|12|20|40)|xt/matmul(_f64)?/[0-9]+/[$counts]gpu/(20|40))/"
     [karst]="^case/karst/[a-z_]+/[$counts]gpu/(64|512|1024|4096)/"
@@ -295,7 +295,7 @@ if has multi; then
   # rows (2^24 to 2^28, 3 repetitions) 225 s. A part cut off by its limit keeps the benchmarks that
   # ended (below); all parts together take longer than one 10-minute command: run them in groups
   # (CUSH_MULTI_PARTS).
-  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=200 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300 [rbffd]=500 [temporal]=500)
+  declare -A limits=([device_ops]=120 [halo]=120 [lbm]=260 [advection]=240 [matmul]=300 [karst]=240 [fft]=400 [scale]=120 [ranks]=300 [rbffd]=500 [temporal]=500)
   for part in ${CUSH_MULTI_PARTS:-device_ops halo lbm advection matmul karst fft scale}; do
     limit=${CUSH_MULTI_TIMEOUT:-${limits[$part]:-120}}
     case $part in
@@ -303,7 +303,7 @@ if has multi; then
         for g in ${CUSH_MULTI_OP_GPUS:-2 $total}; do
           visible=$(seq -s, 0 $((g - 1)))
           CUDA_VISIBLE_DEVICES=$visible CUSH_BENCH_MIN_TIME=${CUSH_BENCH_MIN_TIME:-0.05} timeout "$limit" \
-            "$build/bench/bench_device_ops" --benchmark_filter='^dev/[a-z_]+/(raw_peer|raw_nccl|raw_nccl_window|cush|cush_kernel)/' \
+            "$build/bench/bench_device_ops" --benchmark_filter="${CUSH_MULTI_FILTER_device_ops:-^dev/[a-z_]+/(raw_peer|raw_nccl|raw_nccl_window|cush|cush_kernel)/}" \
             --benchmark_repetitions="$reps" --benchmark_out="$OUT/multi_gpu_${call}_device_ops_${g}gpu.json" \
             --benchmark_out_format=json >"$OUT/multi_device_ops_${g}gpu.log" 2>&1
           note "multi device_ops, GPUs $visible: rc $? ($(elapsed))"

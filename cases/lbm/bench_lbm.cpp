@@ -4,6 +4,11 @@
 //   case/lbm_<pattern>_<storage>/<variant>/<g>gpu/<M>       strong: M x M x 256 (the seed's series, M = 32 .. 320,
 //                                                           and larger up to CUSH_BENCH_LBM_MAX_M where it fits)
 //   case/lbm_weak_<pattern>_<storage>/<variant>/<g>gpu/<M>  weak: M x M x (M g), M^3 cells per GPU
+//   case/lbm_bulk_esoteric_<storage>/multi_cush/<g>gpu/<M>  strong, cush without overlap (g >= 2; M = 128, 256,
+//                                                           512, 1024)
+//   exchange/lbm_esoteric_<storage>/<g>gpu/<M>              the same steps' exchanges alone, the parities
+//                                                           alternating: the share of the exchange the
+//                                                           overlapped step hides is (bulk - overlapped) / this
 //   copy/lbm/d2d/<MiB>                                      cudaMemcpyAsync of a buffer on GPU 0 to another: the
 //                                                           copy bandwidth the MLUPS are measured against
 // pattern: ab (A-B pull) or esoteric (esoteric pull); storage: fp32 or fp16s. Steps per timed
@@ -11,6 +16,7 @@
 // wall cells included, as the seed counts), GB/s (the bytes a step moves at least: 152 per cell
 // FP32, 76 FP16S), gpus. A row whose lattice does not fit the GPUs' free memory is skipped.
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -18,6 +24,7 @@
 
 #include "cush/cush.hpp"
 #include "cush/error.hpp"
+#include "cush_halo.hpp"
 #include "harness.hpp"
 #include "lbm.hpp"
 
@@ -31,14 +38,17 @@ std::size_t max_m() { return cush::detail::env::size("CUSH_BENCH_LBM_MAX_M"); }
 bool fits(const lbm::Duct& d, int gpus, lbm::Options o) {
   const std::size_t lattices = o.pattern == lbm::Pattern::ab ? 2 : 1;
   const std::size_t per_gpu = lbm::padded_pitch(d.nx) * d.ny * (d.nz / gpus + 3) * lbm::kQ * lbm::storage_bytes(o.storage) * lattices;
-  for (int g = 0; g < gpus; ++g) {
+  for (int device : cases::Devices::first(gpus).cuda) {  // virtual GPUs: the physical one, more than once
     std::size_t free = 0, total = 0;
-    CUSH_CUDA_CHECK(cudaSetDevice(g));
+    CUSH_CUDA_CHECK(cudaSetDevice(device));
     CUSH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     if (per_gpu + (std::size_t{1} << 30) > free) return false;  // 1 GiB kept for the rest
   }
   return true;
 }
+
+// Steps per timed iteration: the seed's 1000 up to M = 320, 100 above.
+std::size_t steps_per_run(const lbm::Duct& d) { return d.nx <= 320 ? 1000 : 100; }
 
 template <class V>
 void steps(benchmark::State& state, lbm::Duct d, int gpus, lbm::Options o) {
@@ -46,7 +56,7 @@ void steps(benchmark::State& state, lbm::Duct d, int gpus, lbm::Options o) {
     state.SkipWithError("skipped: the lattice does not fit the GPUs' free memory");
     return;
   }
-  const std::size_t count = d.nx <= 320 ? 1000 : 100;
+  const std::size_t count = steps_per_run(d);
   d.force = lbm::force_for(d, 0.05);
   V v(d, cases::Devices::first(gpus), o);
   v.run(10);  // warm-up
@@ -89,6 +99,29 @@ void copy(benchmark::State& state, std::size_t bytes) {
   rate.report(state);
 }
 
+// The exchanges that steps_per_run(d) esoteric-pull steps of the cush variant make, alone, on a
+// lattice laid out as that variant's (its populations left as allocated: only bytes move).
+template <class T>
+void exchanges(benchmark::State& state, lbm::Duct d, int gpus, lbm::Options o) {
+  if (!fits(d, gpus, o)) {
+    state.SkipWithError("skipped: the lattice does not fit the GPUs' free memory");
+    return;
+  }
+  const std::size_t count = steps_per_run(d);
+  cush::Field<T> f(cush::DeviceSet(cases::Devices::first(gpus).cush), {d.nx, d.ny, d.nz}, 3, lbm::lattice_options(), lbm::kQ);
+  const cush::HaloComponents halo[2] = {lbm::esoteric_halo(0), lbm::esoteric_halo(1)};
+  f.exchange(halo[0]);  // warm-up
+  f.wait();
+  cush_bench::WallTimer timer;
+  for (auto _ : state) {
+    timer.start();
+    for (std::size_t s = 0; s < count; ++s) f.exchange(halo[(s + 1) % 2]);
+    f.wait();
+    state.SetIterationTime(timer.stop());
+  }
+  state.counters["gpus"] = gpus;
+}
+
 const char* name(lbm::Options o) {
   if (o.pattern == lbm::Pattern::ab) return o.storage == lbm::Storage::fp32 ? "ab_fp32" : "ab_fp16s";
   return o.storage == lbm::Storage::fp32 ? "esoteric_fp32" : "esoteric_fp16s";
@@ -101,6 +134,20 @@ void add_variants(const std::string& family, lbm::Duct d, int g, lbm::Options o,
   if (g == 1) cush_bench::add_timed(base + "/single" + on, [=](benchmark::State& s) { steps<lbm::Single>(s, d, 1, o); });
   cush_bench::add_timed(base + "/multi_cuda" + on, [=](benchmark::State& s) { steps<lbm::MultiCuda>(s, d, g, o); });
   cush_bench::add_timed(base + "/multi_cush" + on, [=](benchmark::State& s) { steps<lbm::MultiCush>(s, d, g, o); });
+}
+
+// What the share of the exchange hidden needs beside the overlapped row: cush without overlap, and
+// the exchanges alone.
+void add_hidden(lbm::Duct d, int g, lbm::Options o, const std::string& size) {
+  const std::string on = "/" + std::to_string(g) + "gpu/" + size;
+  lbm::Options bulk = o;
+  bulk.overlap = false;
+  cush_bench::add_timed(std::string("case/lbm_bulk_") + name(o) + "/multi_cush" + on,
+                        [=](benchmark::State& s) { steps<lbm::MultiCush>(s, d, g, bulk); });
+  cush_bench::add_timed(std::string("exchange/lbm_") + name(o) + on, [=](benchmark::State& s) {
+    if (o.storage == lbm::Storage::fp32) exchanges<float>(s, d, g, o);
+    else exchanges<__half>(s, d, g, o);
+  });
 }
 
 }  // namespace
@@ -120,6 +167,8 @@ void register_lbm() {
         for (int g = 1; g <= available; ++g) {
           add_variants("lbm", lbm::Duct{m, m, 256, 0.8, 0.0}, g, o, std::to_string(m));
           if (m <= 512) add_variants("lbm_weak", lbm::Duct{m, m, m * static_cast<std::size_t>(g), 0.8, 0.0}, g, o, std::to_string(m));
+          if (g >= 2 && p == lbm::Pattern::esoteric && (m == 128 || m == 256 || m == 512 || m == 1024))
+            add_hidden(lbm::Duct{m, m, 256, 0.8, 0.0}, g, o, std::to_string(m));
         }
       }
     }

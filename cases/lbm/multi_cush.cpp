@@ -10,12 +10,11 @@
 #include <variant>
 
 #include "cush/field.hpp"
+#include "cush_halo.hpp"
 #include "lbm.hpp"
 
 namespace cases {
 namespace lbm {
-
-namespace {
 
 cush::GridOptions lattice_options() {
   cush::GridOptions o;
@@ -36,6 +35,8 @@ cush::HaloComponents esoteric_halo(int parity) {
       .write_back(2, +1, e.return_up)
       .write_back(2, -1, e.return_down);
 }
+
+namespace {
 
 template <class T>
 Slab slab(const cush::Block<T>& b, const Duct& d) {

@@ -89,6 +89,13 @@ class Goals(unittest.TestCase):
         self.assertIn("no published FluidX3D figure for 2 x H200 FP16S", self.text)
         self.assertEqual(self.figures["lbm.4gpu.weak_esoteric_fp32.multi_cush.m256.vs_4x_1gpu"]["ratio"], 0.97)
 
+    def test_lbm_share_of_the_exchange_hidden(self):
+        hidden = self.figures["lbm.4gpu.esoteric_fp32.multi_cush.m1024.exchange_hidden"]
+        self.assertEqual((hidden["value"], hidden["reference"], hidden["ratio"]), (0.3, 0.4, 0.75))
+        self.assertIn("exchange/lbm_esoteric_fp32/4gpu/1024", hidden["reference_is"])
+        self.assertIn("lbm esoteric fp16s, 2 GPUs: no M with the overlapped, bulk and exchange-alone rows", self.text)
+        self.assertFalse([n for n in self.figures if n.startswith("lbm.2gpu.") and n.endswith("exchange_hidden")])
+
     def test_karst_missed_at_four_gpus(self):
         four = self.figures["karst.4gpu.multi_cush.k4096.vs_4x_1gpu"]
         self.assertEqual((four["value"], four["reference"], four["ratio"]), (9500.0, 10000.0, 0.95))

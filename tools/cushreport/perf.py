@@ -26,6 +26,9 @@ from .figures import figure, measured_in
 # A case's rows may carry one number before the variant (the wave case's order: case/wave/8/...):
 # each such number is a case of its own ("wave_order8"), on the case's page.
 CASE_RE = re.compile(r"^case/(?P<case>[^/]+)/(?:(?P<order>\d+)/)?(?P<variant>single|multi_cuda|multi_cush)/(?P<gpus>\d+)gpu/(?P<n>\d+)")
+# Rows that exist only for a figure stated elsewhere, not cases of their own: cush's LBM step without
+# overlap, for the share of the exchange hidden (summaries/multi_gpu_goals/scaling.py).
+SIDE_ROWS = re.compile(r"^case/lbm_bulk_")
 HOST_RE = re.compile(r"^host/(?P<op>[a-z]+)/(?P<memory>[a-z_]+)/(?P<impl>raw|cush)/(?P<mib>\d+)MiB")
 
 
@@ -99,7 +102,7 @@ def case_samples(rows):
     samples = defaultdict(list)
     for row in rows:
         m = CASE_RE.match(row.name)
-        if m:
+        if m and not SIDE_ROWS.match(row.name):
             n = int(m["n"])
             if is_log2_labelled(m["case"]):
                 n = 2 ** n

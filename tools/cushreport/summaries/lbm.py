@@ -18,6 +18,10 @@ from ..gbench import error_lines
 NAME = re.compile(r"^case/lbm(?P<weak>_weak)?_(?P<pattern>esoteric|ab)_(?P<storage>fp32|fp16s)/"
                   r"(?P<v>single|multi_cuda|multi_cush)/(?P<g>\d+)gpu/(?P<m>\d+)")
 COPY = re.compile(r"^copy/lbm/d2d/")
+# The share of the exchange the overlapped step hides (cases/lbm/bench_lbm.cpp): cush without overlap,
+# and the exchanges alone.
+BULK = re.compile(r"^case/lbm_bulk_esoteric_(?P<storage>fp32|fp16s)/multi_cush/(?P<g>\d+)gpu/(?P<m>\d+)/")
+EXCHANGE = re.compile(r"^exchange/lbm_esoteric_(?P<storage>fp32|fp16s)/(?P<g>\d+)gpu/(?P<m>\d+)/")
 BYTES = {"fp32": 152, "fp16s": 76}
 FLUIDX3D = {"fp32": 23056, "fp16s": 36610}  # MLUPS, one H200 (docs/results/peers.md)
 GOAL_MLUPS = {"fp32": 25000, "fp16s": 45000}
@@ -34,6 +38,21 @@ def medians(run):
         elif COPY.match(row.name):
             copy.append(row.fields.get("GB/s", float("nan")))
     return {k: stats.median(v) for k, v in mlups.items()}, (stats.median(copy) if copy else float("nan"))
+
+
+def hidden_ms(run):
+    """(kind, storage, gpus, M) -> median ms of the esoteric-pull cush rows, kind "overlap" (the
+    case's rows), "bulk" (no overlap) or "exchange" (the exchanges alone), the same steps each."""
+    ms = defaultdict(list)
+    for row in run.rows:
+        for kind, pattern in (("bulk", BULK), ("exchange", EXCHANGE)):
+            m = pattern.match(row.name)
+            if m:
+                ms[(kind, m["storage"], int(m["g"]), int(m["m"]))].append(row.ms)
+        m = NAME.match(row.name)
+        if m and not m["weak"] and m["pattern"] == "esoteric" and m["v"] == "multi_cush":
+            ms[("overlap", m["storage"], int(m["g"]), int(m["m"]))].append(row.ms)
+    return {k: stats.median(v) for k, v in ms.items()}
 
 
 def share(value, storage, copy):

@@ -6,7 +6,10 @@
   t_overlap) / t_exchange, from the exchange alone (exchange/advection/<g>gpu/n, cush).
 - lattice-Boltzmann, esoteric pull, FP32 and FP16S: strong at 1024 x 1024 x 256 (or the largest
   M), weak at the largest M^3 per GPU: cush's MLUPS against g x the single-GPU reference's MLUPS
-  (single, 1 GPU, same M); strong also against FluidX3D's published figure for g GPUs of the model.
+  (single, 1 GPU, same M); strong also against FluidX3D's published figure for g GPUs of the model;
+  and, where the call measured cush without overlap and the exchanges alone
+  (case/lbm_bulk_esoteric_<storage>, exchange/lbm_esoteric_<storage>), the share of the z-face
+  exchange hidden behind the interior's update, (t_bulk - t_overlap) / t_exchange.
 - karst ensembles: cush's runs per second at the largest K against g x the single-GPU reference's.
 
 The issue's thresholds are keyed by GPU count (none at the other counts: the ratio is reported).
@@ -98,6 +101,29 @@ def lbm_goals(run):
                                      goal=scaling_goal(LBM_GOAL, g, cush / (g * one), f"MLUPS / ({g} x one GPU)")))
                 if series == "strong":
                     found += _fluidx3d(run, base, g, model, storage, cush)
+    found += _lbm_hidden(run)
+    return found
+
+
+def _lbm_hidden(run):
+    """The share of the z-face exchange the overlapped esoteric-pull step hides (cush), per storage
+    and GPU count, at M = 1024 or the largest M with both extra rows; silent where neither was run."""
+    ms = lbm.hidden_ms(run)
+    found = Found()
+    for storage, g in sorted({(k[1], k[2]) for k in ms if k[0] in ("bulk", "exchange")}):
+        sizes = [k[3] for k in ms if k[1:3] == (storage, g) and all((kind, storage, g, k[3]) in ms
+                                                                   for kind in ("overlap", "bulk", "exchange"))]
+        if not sizes:
+            found.miss(f"lbm esoteric {storage}, {gpus(g)}: no M with the overlapped, bulk and exchange-alone rows; "
+                       "the share of the exchange hidden is not stated")
+            continue
+        m = prefer(sizes, LBM_STRONG_M)
+        bulk, over, ex = (ms[(kind, storage, g, m)] for kind in ("bulk", "overlap", "exchange"))
+        found.add(figure(name("lbm", g, f"esoteric_{storage}", "multi_cush", f"m{m}", "exchange_hidden"), round(bulk - over, 3),
+                         "ms of exchange hidden (bulk - overlapped)", reference=round(ex, 3),
+                         reference_is=f"the cush exchanges alone (exchange/lbm_esoteric_{storage}/{g}gpu/{m}), same run",
+                         ratio=round((bulk - over) / ex, 3), **measured_in(run),
+                         goal="share of the z-face exchange hidden, (t_bulk - t_overlap) / t_exchange (no threshold)"))
     return found
 
 
