@@ -78,7 +78,8 @@ PAGE_RUNS = [
     ("temporal.md", "wave_2026-11-29zb_1xh200.json", _wave_one_step_rows),  # order 8, the staged kernel's last call (run 143)
     ("temporal.md", "wave_2026-11-29zd_1xh200.json", _wave_one_step_rows),  # the tensor-copy kernel (run 151)
     ("temporal.md", "wave_2026-11-29zf_1xh200.json", _wave_one_step_rows),  # orders 6 and 8 (run 153)
-    ("temporal.md", "wave_2026-11-29zg_1xh200.json", _wave_one_step_rows),  # orders 6 and 8, the latest call (run 154)
+    ("temporal.md", "wave_2026-11-29zg_1xh200.json", _wave_one_step_rows),  # orders 6 and 8 (run 154)
+    ("temporal.md", "wave_2026-11-29zh_2xh200.json", _wave_one_step_rows),  # orders 6 and 8 on 1 and 2 GPUs, the latest call (run 157)
     ("temporal.md", "temporal_2026-11-28h_4xh200.json", _four_gpu_rows),
     ("temporal.md", "temporal_2026-11-29p_1xh200.json", _factorized_rows),
     ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
