@@ -95,7 +95,9 @@ struct Options {
   std::size_t chunks = 0;
   /// The multi-GPU variants: each GPU transposes the tiles bound for another GPU into a scratch
   /// buffer of its own, and copy engines move them (cudaMemcpy3DPeerAsync, a chunk's copies beside the
-  /// next chunk's transpose); false: the transpose kernel stores them into the other GPU.
+  /// next chunk's transpose), in every transpose; false: cush::TransposeOptions's automatic path,
+  /// which the raw variant writes out (staged between two GPUs in a transpose of 4 or more chunks,
+  /// else the transpose kernel stores them into the other GPU).
   bool staged = false;
 };
 

@@ -61,6 +61,9 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
   staged_ = options.staged;
   enable_peers(gpus.cuda, !staged_);
   const std::size_t part = n / static_cast<std::size_t>(k);
+  // A scratch buffer wherever a transpose may stage: Options::staged, or any two GPUs (the automatic rule).
+  bool one_gpu = true;
+  for (int id : gpus.cuda) one_gpu = one_gpu && id == gpus.cuda[0];
   try {
     for (int id : gpus.cuda) {
       gpus_.push_back(Gpu{});
@@ -72,7 +75,7 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
       for (cudaEvent_t* e : {&g.ready, &g.wrote, &g.chunk, &g.moved, &g.packed, &g.copied})
         CUSH_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       for (Complex*& b : g.buf) CUSH_CUDA_CHECK(cudaMalloc(&b, part * sizeof(Complex)));
-      if (staged_ && k > 1) CUSH_CUDA_CHECK(cudaMalloc(&g.scratch, part * sizeof(Complex)));
+      if ((staged_ || !one_gpu) && k > 1) CUSH_CUDA_CHECK(cudaMalloc(&g.scratch, part * sizeof(Complex)));
       g.ffts = std::make_unique<RowFfts>(id, g.stream, shape_, k);
     }
   } catch (...) {
@@ -147,7 +150,8 @@ std::size_t MultiCuda::chunks(std::size_t rows) const {
 // A transpose, after the row FFTs `fft` if given (then chunk by chunk: on every GPU chunk c's FFTs
 // run on its stream and its tiles move on the mover stream after them, while chunk c + 1's FFTs
 // run). Staged, a chunk's tiles for another GPU go to the scratch buffer, and the copier stream
-// copies them over after the chunk's kernels, beside the next chunk's.
+// copies them over after the chunk's kernels, beside the next chunk's: with Options::staged, else
+// cush::TransposeOptions's automatic rule written out (between two GPUs in 4 or more chunks).
 void MultiCuda::transpose(const Step* fft, const Step& step) {
   try {
     enqueue_transpose(fft, step);
@@ -179,20 +183,25 @@ void MultiCuda::enqueue_transpose(const Step* fft, const Step& step) {
         CUSH_CUDA_CHECK(cudaEventRecord(src.chunk, src.stream));
         CUSH_CUDA_CHECK(cudaStreamWaitEvent(src.mover, src.chunk, 0));
       }
+      const auto staged = [&](std::size_t h) {
+        return h != g && src.scratch != nullptr && (staged_ || (count >= 4 && gpus_[h].device != src.device));
+      };
+      bool any = false;
       for (std::size_t h = 0; h < k; ++h) {
-        const bool direct = src.scratch == nullptr || h == g;
+        const bool direct = !staged(h);
+        any = any || !direct;
         Complex* to = direct ? gpus_[h].buf[1 - current_] + g * rows + begin : src.scratch + h * cols * rows + begin * cols;
         launch_transpose(part, n, step.cols, g * rows + begin, h * cols, cols, to, direct ? step.rows : n, shape_.n,
                          step.twiddle, move);
       }
-      if (src.scratch == nullptr) continue;
+      if (!any) continue;
       const cudaStream_t copy = count > 1 ? src.copier : move;
       if (count > 1) {
         CUSH_CUDA_CHECK(cudaEventRecord(src.packed, move));
         CUSH_CUDA_CHECK(cudaStreamWaitEvent(copy, src.packed, 0));
       }
       for (std::size_t h = 0; h < k; ++h) {  // cols rows of n values, into rows of step.rows on GPU h
-        if (h == g) continue;
+        if (!staged(h)) continue;
         const std::size_t width = n * sizeof(Complex);
         cudaMemcpy3DPeerParms p{};
         p.srcPtr = make_cudaPitchedPtr(src.scratch + h * cols * rows + begin * cols, width, width, cols);

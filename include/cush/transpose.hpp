@@ -70,7 +70,8 @@ struct TransposeChunk {
 /// pipelined with the work that writes the rows.
 struct TransposeOptions {
   enum class Path {
-    automatic,  ///< direct where the two devices reach each other, staged otherwise
+    automatic,  ///< staged between two GPUs when the rows go in 4 or more chunks (with produce), else
+                ///< direct where the two devices reach each other, staged otherwise
     direct,     ///< the kernel stores into the other device (InvalidArgument without peer access)
     staged,     ///< a scratch buffer on the source, then a 2D peer copy (for every other device)
   };

@@ -24,6 +24,7 @@
 #include "cush/virtual_gpus.hpp"
 #include "host/plan_impl.hpp"
 #include "ops/op_streams.hpp"
+#include "ops/transpose_rules.hpp"
 
 namespace cush::detail {
 
@@ -64,10 +65,13 @@ void check_plans(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, std
   whole_rows(dst, rows, "dst", "rows of the transpose");
 }
 
-/// Whether source device `from` stores straight into device `to`.
-bool direct(int from, int to, TransposeOptions::Path path, const char* where) {
+/// Whether source device `from` stores straight into device `to`; `chunks`: the source's rows go in
+/// that many (transpose_rules.hpp: the automatic path stages between GPUs from 4 on).
+bool direct(int from, int to, TransposeOptions::Path path, std::size_t chunks, const char* where) {
   if (from == to) return true;
   if (path == TransposeOptions::Path::staged) return false;
+  if (path == TransposeOptions::Path::automatic && transpose_stages_pipelined(chunks, physical_device(from) == physical_device(to)))
+    return false;
   const bool reach = can_access(from, to);
   if (path == TransposeOptions::Path::direct && !reach)
     throw InvalidArgument(where, "options", "path direct, but device " + std::to_string(from) +
@@ -123,15 +127,11 @@ struct TransposeOp::Impl {
 
 namespace {
 
-/// The chunks of a source with `rows` rows of `bytes` bytes in all: `forced` (at most one a row),
-/// or cush's choice (TransposeOptions::chunks).
-std::size_t chunk_count(std::size_t forced, std::size_t rows, std::size_t bytes, bool all_local) {
-  if (forced != 0) return std::min(forced, rows);
-  if (all_local) return 1;
-  constexpr std::size_t least = std::size_t{16} << 20;
-  for (std::size_t c = 8; c > 1; c /= 2)
-    if (rows % c == 0 && bytes / c >= least) return c;
-  return 1;
+/// Whether every target of source device g (every device of dst holding a part) is on g's GPU.
+bool all_local(const PlanImpl& src, const PlanImpl& dst, std::size_t g) {
+  for (std::size_t h = 0; h < dst.devices.size(); ++h)
+    if (dst.layout.segment(h).count != 0 && physical_device(dst.devices[h]) != physical_device(src.devices[g])) return false;
+  return true;
 }
 
 }  // namespace
@@ -153,10 +153,15 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
   // before anything is enqueued.
   const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
   std::vector<char> straight(nsrc * ndst, 1);
-  for (std::size_t g = 0; g < nsrc; ++g)
+  for (std::size_t g = 0; g < nsrc; ++g) {
+    const Range& mine = src.layout.segment(g);
+    const std::size_t chunks = options.produce && mine.count != 0
+                                   ? transpose_chunks(options.chunks, mine.count / cols, mine.count * element_size, all_local(src, dst, g))
+                                   : 1;
     for (std::size_t h = 0; h < ndst; ++h)
-      if (src.layout.segment(g).count != 0 && dst.layout.segment(h).count != 0)
-        straight[g * ndst + h] = direct(src.devices[g], dst.devices[h], options.path, where) ? 1 : 0;
+      if (mine.count != 0 && dst.layout.segment(h).count != 0)
+        straight[g * ndst + h] = direct(src.devices[g], dst.devices[h], options.path, chunks, where) ? 1 : 0;
+  }
   for (std::size_t g = 0; g < nsrc; ++g)
     for (std::size_t h = 0; h < ndst; ++h) {
       const int from = src.devices[g], to = dst.devices[h];
@@ -206,11 +211,9 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
     s.data = src.data[g];
     s.row0 = mine.offset / cols;
     s.rows = mine.count / cols;
-    bool all_local = true;
     for (std::size_t h = 0; h < ndst; ++h) {
       const Range& theirs = dst.layout.segment(h);
       if (theirs.count == 0) continue;
-      all_local = all_local && physical_device(dst.devices[h]) == physical_device(s.device);
       const std::size_t th = ops.of_dst(h);
       ops.order(source.part, th);  // h's earlier work is done with its part of dst
       ops.after_done(th, source.part);  // and its later work sees what g wrote
@@ -244,7 +247,7 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
       s.targets.max_cols = std::max(s.targets.max_cols, t.cols);
       s.targets.t[s.targets.count++] = t;
     }
-    source.chunks = produce ? chunk_count(chunks, s.rows, mine.count * element_size, all_local) : 1;
+    source.chunks = produce ? transpose_chunks(chunks, s.rows, mine.count * element_size, all_local(src, dst, g)) : 1;
   }
 }
 
