@@ -62,7 +62,6 @@
 #                operation's copies and kernels: which device sends what to which, when, how fast)
 #                in $OUT/profile_<n>.md, all of them in $OUT/profiles.md
 #   CUSH_SANITIZE_FILTER  gtest filter for the memcheck step (default: all tests)
-#   CUSH_CTEST_REGEX   ctest -R regex for the test step (default: all tests)
 #   CUSH_BUILD_DIR     build directory (default: build-gpu)
 #   CUSH_TEST_TIMEOUT  seconds one test may take before ctest stops it (default: 400)
 #   CUSH_SANITIZE_TIMEOUT  seconds for one test binary under memcheck (default: 600)
