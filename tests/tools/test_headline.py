@@ -47,3 +47,18 @@ class Headline(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ScalingPlots(unittest.TestCase):
+    def test_the_run_on_the_most_gpus_wins_over_a_newer_one_on_fewer(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "data"))
+            for run, gpus in (("multi_gpu_2026-01-01_lbm", 4), ("multi_gpu_2026-01-02_lbm", 2), ("multi_gpu_2026-01-03_lbm", None)):
+                open(os.path.join(d, f"lbm_esoteric_fp32_{run}_scaling.png"), "w").close()
+                if gpus is not None:  # the newest has no data file: counted as 0 GPUs
+                    with open(os.path.join(d, "data", run + ".json"), "w") as f:
+                        json.dump({"context": {"gpu_count": str(gpus)}, "benchmarks": []}, f)
+            page = headline.render([], d)
+            self.assertIn("![lbm_esoteric_fp32_multi_gpu_2026-01-01_lbm_scaling.png]", page)
+            self.assertNotIn("2026-01-02_lbm_scaling", page)

@@ -5,6 +5,7 @@ case's newest scaling plot. Regenerated with summary.json by `python3 -m cushrep
 """
 
 import glob
+import json
 import os
 
 # (what the row shows, the summary.json figure). Ratios read "> 1: cush ahead" for every row.
@@ -39,8 +40,8 @@ ROWS = [
 ]
 CASES = ("scale", "matmul", "advection", "lbm", "fft", "karst", "rbffd", "wave")
 COMPLEXITY = [(f"{case}: statements (NCSS) of the multi-GPU code, against raw CUDA", f"{case}.complexity.ncss") for case in CASES]
-# The plots: each case's newest scaling plot of a multi-GPU run (file names end in the run's date
-# and letter, so the newest sorts last).
+# The plots: each case's scaling plot of the multi-GPU run on the most GPUs, the newest of those
+# (file names end in the run's date and letter, so the newest sorts last).
 PLOTS = ("advection", "lbm_esoteric_fp32", "matmul", "karst", "fft_natural", "scale")
 
 
@@ -106,11 +107,22 @@ def render(figures, results_dir=None):
         for case in PLOTS:
             found = sorted(glob.glob(os.path.join(results_dir, f"{case}_multi_gpu_*_scaling.png")))
             if found:
-                plots.append(os.path.basename(found[-1]))
+                plots.append(os.path.basename(max(found, key=lambda f: (_run_gpus(results_dir, case, f), f))))
         if plots:
-            out += ["", "## Scaling", "", "Each case's newest multi-GPU run: speed against GPU count.", ""]
+            out += ["", "## Scaling", "", "Each case's newest multi-GPU run on the most GPUs: speed against GPU count.", ""]
             out += [f"![{p}]({p})" for p in plots]
     return "\n".join(out) + "\n"
+
+
+def _run_gpus(results_dir, case, plot):
+    """The GPU count of the run a case's scaling plot was drawn from (its JSON in data/, named by the
+    plot: <case>_<run>_scaling.png); 0 where the file or its count is missing."""
+    run = os.path.basename(plot)[len(case) + 1:-len("_scaling.png")]
+    try:
+        with open(os.path.join(results_dir, "data", run + ".json")) as f:
+            return int(json.load(f).get("context", {}).get("gpu_count", 0))
+    except (OSError, ValueError):
+        return 0
 
 
 def write(results_dir, figures):
