@@ -17,6 +17,8 @@
 #                a fresh host). The shards together are the whole suite (a fixture's set-up test,
 #                e.g. consumer.install, runs in every shard that needs it); each shard's summary
 #                says which it ran.
+#   CUSH_SUITE_TESTS  regex: only the tests whose ctest names match, grouped as the whole suite
+#                (e.g. 'Fft|[Tt]ranspose'); not with CUSH_SUITE_SHARD
 #   CUSH_SUITE_JOBS  tests run side by side (default 12), after the fault walks, which run first
 #                among themselves (CUSH_SUITE_WALK_JOBS at a time, default 6); the tests that compare free GPU memory
 #                (fault walks, misuse, plan rejection) run after them, one at a time, except where
@@ -78,6 +80,8 @@ if [ -n "${CUSH_SUITE_SHARD:-}" ]; then
   [[ "$CUSH_SUITE_SHARD" =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
     { echo "gpu_check.sh: CUSH_SUITE_SHARD='$CUSH_SUITE_SHARD': want k/n with 1 <= k <= n" >&2; exit 2; }
 fi
+[ -n "${CUSH_SUITE_SHARD:-}" ] && [ -n "${CUSH_SUITE_TESTS:-}" ] &&
+  { echo "gpu_check.sh: CUSH_SUITE_TESTS and CUSH_SUITE_SHARD do not combine (ctest picks by number or by name)" >&2; exit 2; }
 for p in ${CUSH_MULTI_PARTS:-}; do
   [[ "$known_parts" == *" $p "* ]] || { echo "gpu_check.sh: CUSH_MULTI_PARTS: no part '$p' (parts:$known_parts)" >&2; exit 2; }
 done
@@ -134,7 +138,7 @@ run_suite() {
   skipped=$(grep -c '\*\*\*Skipped' <<<"$results")
   failed=$(grep -cE '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results")
   {
-    echo "suite$shard, GPUs $visible visible${2:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s (leak checks count memory per $memory; alone: $alone)"
+    echo "suite$shard${CUSH_SUITE_TESTS:+ (only the tests matching $CUSH_SUITE_TESTS)}, GPUs $visible visible${2:+ (GPU tests)}: $passed passed, $skipped skipped, $failed failed of $(wc -l <<<"$results") in ${wall}s (leak checks count memory per $memory; alone: $alone)"
     [ $memory = process ] || echo "     per-process memory not used: $(grep -m1 -iE 'but|skipped' "$OUT/suite_${label}_memory_check.log")"
     grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' <<<"$results" | head -20
     # GoogleTest wrote each skip's reason on the line after "Skipped".

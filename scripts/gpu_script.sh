@@ -38,7 +38,8 @@ elapsed() { echo $(( $(date +%s) - t0 ))s; }
 
 # The tests of build tree $1 in three groups, the way they can share GPUs (output to stdout;
 # ctest's full logs to $2_shared_full.log and $2_alone_full.log; the per-process memory check's
-# output to $2_memory_check.log), more ctest options after $2 (e.g. -L gpu -R regex). Sets
+# output to $2_memory_check.log), more ctest options after $2 (e.g. -L gpu; a name regex goes in
+# CUSH_SUITE_TESTS, which ctest_group applies to each group). Sets
 # `memory` and `alone` for the caller's summary:
 #  - the tests that compare free GPU memory before and after must have the GPUs to themselves,
 #    unless the driver counts each process's memory (test_process_memory_gpu): then the leak
@@ -47,23 +48,51 @@ elapsed() { echo $(( $(date +%s) - t0 ))s; }
 #  - the fault walks (thousands of short runs, each waiting for its GPUs) side by side with the
 #    other tests ran 25-80 times slower than alone on 4 x H200 (the GPUs time-slice between the
 #    processes' contexts): they run first, among themselves (CUSH_SUITE_WALK_JOBS, default 6);
+#  - the tests across MPI processes (`.mpi.` in their names) side by side with the others ran 5-10
+#    times slower than alone on 4 x H200 (a 4-rank advection test took 20 s alone and outran its
+#    180 s limit shared; likely cause, not measured: each NCCL step waits until every rank's
+#    kernel runs, and the GPUs time-slice between many processes), so they run alone too;
 #  - then the rest (CUSH_SUITE_JOBS, default 12), then the ones alone, one at a time.
 # Each test may take CUSH_TEST_TIMEOUT seconds (default 400). The caller sets CUDA_VISIBLE_DEVICES
 # and CUSH_VIRTUAL_GPUS as the run needs.
 grouped_ctest() {
   local tree=$1 base=$2 heavy='FailsCleanly|Faults\.|NcclFailure'
   shift 2
-  alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory|TransposeScratch' memory=device
+  alone='Faults|Misuse|FailsCleanly|PlanGpu|ProcessMemory|TransposeScratch|\.mpi\.' memory=device
   if [ "${CUSH_TEST_MEMORY:-process}" = process ] &&
      CUSH_TEST_MEMORY=process "$tree/tests/test_process_memory_gpu" \
        --gtest_filter=ProcessMemory.CountsThisProcessOnly >"${base}_memory_check.log" 2>&1; then
-    alone='PlanGpu' memory=process
+    alone='PlanGpu|\.mpi\.' memory=process
   fi
   (cd "$tree" && export CUSH_TEST_MEMORY=$memory &&
-    ctest "$@" -j "${CUSH_SUITE_WALK_JOBS:-6}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$heavy" -E "$alone" --output-on-failure
-    cp Testing/Temporary/LastTest.log "${base}_shared_full.log"
-    ctest "$@" -j "${CUSH_SUITE_JOBS:-12}" --timeout "${CUSH_TEST_TIMEOUT:-400}" -E "$heavy|$alone" --output-on-failure
-    cat Testing/Temporary/LastTest.log >>"${base}_shared_full.log"
-    ctest "$@" -j 1 --timeout "${CUSH_TEST_TIMEOUT:-400}" -R "$alone" --output-on-failure
-    cp Testing/Temporary/LastTest.log "${base}_alone_full.log")
+    ctest_group "${CUSH_SUITE_WALK_JOBS:-6}" "$heavy" "$alone" "$@"
+    cp Testing/Temporary/LastTest.log "${base}_shared_full.log" 2>/dev/null
+    ctest_group "${CUSH_SUITE_JOBS:-12}" "" "$heavy|$alone" "$@"
+    cat Testing/Temporary/LastTest.log >>"${base}_shared_full.log" 2>/dev/null
+    ctest_group 1 "$alone" "" "$@"
+    cp Testing/Temporary/LastTest.log "${base}_alone_full.log" 2>/dev/null)
+}
+
+# One of grouped_ctest's groups, in the build tree (the current directory): $1 tests side by side,
+# the tests whose names match $2 (empty: all) and not $3 (empty: none), more ctest options after
+# them (e.g. -L gpu). With CUSH_SUITE_TESTS (a regex) only the tests whose names match it too: ctest
+# neither intersects two -R nor -R with -I, so the group's tests are then picked by name here and
+# run by number. A group with no test runs nothing (ctest -I with no number would run them all).
+ctest_group() {
+  local jobs=$1 include=$2 exclude=$3 select=()
+  shift 3
+  rm -f Testing/Temporary/LastTest.log
+  if [ -z "${CUSH_SUITE_TESTS:-}" ]; then
+    [ -n "$include" ] && select+=(-R "$include")
+    [ -n "$exclude" ] && select+=(-E "$exclude")
+    select=("$@" "${select[@]}")
+  else
+    local numbers
+    numbers=$(ctest -N "$@" -R "$CUSH_SUITE_TESTS" | sed -nE 's/^ *Test +#([0-9]+): (.*)$/\1 \2/p' |
+      INC=$include EXC=$exclude awk '(ENVIRON["INC"] == "" || $2 ~ ENVIRON["INC"]) &&
+                                      (ENVIRON["EXC"] == "" || $2 !~ ENVIRON["EXC"]) {print $1}' | paste -sd, -)
+    [ -n "$numbers" ] || return 0
+    select=(-I "0,0,0,$numbers")
+  fi
+  ctest "${select[@]}" -j "$jobs" --timeout "${CUSH_TEST_TIMEOUT:-400}" --output-on-failure
 }
