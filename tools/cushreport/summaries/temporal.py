@@ -72,6 +72,11 @@ def diamond_lines(diamond, roofs):
     return lines
 
 
+def _cell(value, spec):
+    """A table cell: the value in `spec`, or a dash where it was not measured (NaN)."""
+    return format(value, spec) if value == value else "–"
+
+
 def overlap_table(rate, kind, steps, g, title, single, n, skip_missing=False):
     """An overlapped table: per T the raw and cush rates of `kind` on g GPUs, cush / raw and the
     efficiency against g x `single` (the one-GPU rate per T); rows with neither rate left out
@@ -82,7 +87,8 @@ def overlap_table(rate, kind, steps, g, title, single, n, skip_missing=False):
         raw = rate.get((kind, "multi_cuda", t, g, n), nan)
         cush = rate.get((kind, "multi_cush", t, g, n), nan)
         if not skip_missing or raw == raw or cush == cush:
-            lines.append(f"| {t} | {raw:.1f} | {cush:.1f} | {cush / raw:.3f} | {cush / (g * single[t]):.3f} |")
+            lines.append(f"| {t} | {_cell(raw, '.1f')} | {_cell(cush, '.1f')} | {_cell(cush / raw, '.3f')} | "
+                         f"{_cell(cush / (g * single.get(t, nan)), '.3f')} |")
     return lines + [""]
 
 
