@@ -48,7 +48,7 @@ elapsed() { echo $(( $(date +%s) - t0 ))s; }
 #  - the fault walks (thousands of short runs, each waiting for its GPUs) side by side with the
 #    other tests ran 25-80 times slower than alone on 4 x H200 (the GPUs time-slice between the
 #    processes' contexts): they run first, among themselves (CUSH_SUITE_WALK_JOBS, default 6);
-#  - the tests across MPI processes (`.mpi.` in their names) side by side with the others ran 5-10
+#  - the tests across MPI processes (`.mpi.` in their names) side by side with the others ran 4-11
 #    times slower than alone on 4 x H200 (a 4-rank advection test took 20 s alone and outran its
 #    180 s limit shared; likely cause, not measured: each NCCL step waits until every rank's
 #    kernel runs, and the GPUs time-slice between many processes), so they run alone too;

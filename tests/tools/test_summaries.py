@@ -19,6 +19,9 @@ def table_rows(text):
     return [line for line in text.splitlines() if line.startswith("|")]
 
 
+WAVE_FOUR_GPUS = "## The wave on four GPUs (4 × H200, NVLink between every pair), 1024³, overlapped"
+
+
 def section(text, start, end=None):
     """The text of a page from the line `start` up to the line `end`."""
     after = text.split(f"\n{start}\n", 1)[1]
@@ -65,8 +68,20 @@ class CommittedTables(unittest.TestCase):
         self.assertEqual((e["steps_per_launch"], e["value"], e["ratio"], e["efficiency"]), (2, 946.0, 1.001, 0.933))
 
     def test_temporal_wave(self):
-        page = section(committed("temporal.md"), "## The wave case: the streaming kernel", "## Not done yet")
+        page = section(committed("temporal.md"), "## The wave case: the streaming kernel", WAVE_FOUR_GPUS)
         self.assertEqual(table_rows(temporal.render(load("wave_2026-11-28_2xh200.json"))), table_rows(page))
+
+    def test_temporal_wave_four_gpus(self):
+        page = section(committed("temporal.md"), WAVE_FOUR_GPUS, "## Not done yet")
+        written, quoted = page.split("\nWave: copy", 1)
+        (run,) = load("wave_2026-11-29zj_4xh200.json")
+        self.assertEqual(table_rows(temporal.render([run])), table_rows(quoted))
+        # The page's own table: each order's one-GPU ratio and 4-GPU row as the render states them.
+        got = {(int(r[0]), int(r[1])): r[2:] for r in (row.replace("**", "").strip("|").split("|") for row in table_rows(written)[2:])}
+        e = {x["name"]: x for x in temporal.figures(run)}
+        for order in (4, 6, 8):
+            f = e[f"wave.order{order}.4gpu.best_steps_overlap.rate_n1024"]
+            self.assertEqual([float(v) for v in got[(order, 1)][1:]], [f["reference"], f["value"], f["ratio"], f["efficiency"]])
 
     def test_temporal_figures_are_the_pages_figures(self):
         # summary.json's wave entries: the best T of the one-GPU table and that T's overlapped row.

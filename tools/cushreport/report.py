@@ -36,9 +36,10 @@ def _matmul_rerun(run):
 
 
 def _four_gpu_rows(run):
-    """temporal.md's 4-GPU run: its overlapped 4-GPU figures only. The run was cut after the wave's
-    first row, so its one-GPU figures (the wave's best T among the one T it has) would replace the
-    whole runs' above."""
+    """temporal.md's 4-GPU runs: their overlapped 4-GPU figures only. The advection's run was cut
+    after the wave's first row, so its one-GPU figures (the wave's best T among the one T it has)
+    would replace the whole runs' above; the wave's run has orders 4-8 one step a launch only, whose
+    one-GPU figures the one-GPU runs above state."""
     return [e for e in temporal.figures(run) if ".4gpu." in e["name"]]
 
 
@@ -81,6 +82,7 @@ PAGE_RUNS = [
     ("temporal.md", "wave_2026-11-29zg_1xh200.json", _wave_one_step_rows),  # orders 6 and 8 (run 154)
     ("temporal.md", "wave_2026-11-29zh_2xh200.json", _wave_one_step_rows),  # orders 6 and 8 on 1 and 2 GPUs, the latest call (run 157)
     ("temporal.md", "temporal_2026-11-28h_4xh200.json", _four_gpu_rows),
+    ("temporal.md", "wave_2026-11-29zj_4xh200.json", _four_gpu_rows),  # the wave's E4 at orders 4-8 (run 162)
     ("temporal.md", "temporal_2026-11-29p_1xh200.json", _factorized_rows),
     ("lbm.md", "lbm_goal_2026-11-24.json", lbm.figures),
     ("lbm.md", "lbm_largest_2026-11-24.json", lbm.figures),
