@@ -61,9 +61,11 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
   staged_ = options.staged;
   enable_peers(gpus.cuda, !staged_);
   const std::size_t part = n / static_cast<std::size_t>(k);
-  // A scratch buffer wherever a transpose may stage: Options::staged, or any two GPUs (the automatic rule).
+  // A scratch buffer wherever a transpose may stage: Options::staged, or the automatic rule's case of
+  // two GPUs and 4 or more chunks (the automatic count, or a forced count of 4 or more).
   bool one_gpu = true;
   for (int id : gpus.cuda) one_gpu = one_gpu && id == gpus.cuda[0];
+  const bool may_stage = staged_ || (!one_gpu && (chunks_ == 0 || chunks_ >= 4));
   try {
     for (int id : gpus.cuda) {
       gpus_.push_back(Gpu{});
@@ -75,7 +77,7 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
       for (cudaEvent_t* e : {&g.ready, &g.wrote, &g.chunk, &g.moved, &g.packed, &g.copied})
         CUSH_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       for (Complex*& b : g.buf) CUSH_CUDA_CHECK(cudaMalloc(&b, part * sizeof(Complex)));
-      if ((staged_ || !one_gpu) && k > 1) CUSH_CUDA_CHECK(cudaMalloc(&g.scratch, part * sizeof(Complex)));
+      if (may_stage && k > 1) CUSH_CUDA_CHECK(cudaMalloc(&g.scratch, part * sizeof(Complex)));
       g.ffts = std::make_unique<RowFfts>(id, g.stream, shape_, k);
     }
   } catch (...) {
