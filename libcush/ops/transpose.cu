@@ -109,8 +109,9 @@ struct TransposeOp::Impl {
   std::function<void(const TransposeChunk&)> produce;
   bool finished = false;  // finish() ran: the operation was enqueued whole
 
+  /// The sources, their targets and staging buffers; `chunks[g]`: source device g's chunk count.
   void plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows, const std::vector<char>& straight,
-                    std::size_t chunks, const char* where);
+                    const std::vector<std::size_t>& chunks, const char* where);
   void abandon() noexcept;
   void release(Staged& s) noexcept {
     if (s.released || s.scratch == nullptr) return;
@@ -153,14 +154,14 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
   // before anything is enqueued.
   const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
   std::vector<char> straight(nsrc * ndst, 1);
+  std::vector<std::size_t> chunks(nsrc, 1);  // each source's chunks, which the path depends on
   for (std::size_t g = 0; g < nsrc; ++g) {
     const Range& mine = src.layout.segment(g);
-    const std::size_t chunks = options.produce && mine.count != 0
-                                   ? transpose_chunks(options.chunks, mine.count / cols, mine.count * element_size, all_local(src, dst, g))
-                                   : 1;
+    if (options.produce && mine.count != 0)
+      chunks[g] = transpose_chunks(options.chunks, mine.count / cols, mine.count * element_size, all_local(src, dst, g));
     for (std::size_t h = 0; h < ndst; ++h)
       if (mine.count != 0 && dst.layout.segment(h).count != 0)
-        straight[g * ndst + h] = direct(src.devices[g], dst.devices[h], options.path, chunks, where) ? 1 : 0;
+        straight[g * ndst + h] = direct(src.devices[g], dst.devices[h], options.path, chunks[g], where) ? 1 : 0;
   }
   for (std::size_t g = 0; g < nsrc; ++g)
     for (std::size_t h = 0; h < ndst; ++h) {
@@ -177,7 +178,7 @@ TransposeOp::TransposeOp(const PlanBase& src_plan, PlanBase& dst_plan, std::size
   impl_->element_size = element_size;
   impl_->produce = options.produce;
   try {
-    impl_->plan_sources(src, dst, rows, straight, options.chunks, where);
+    impl_->plan_sources(src, dst, rows, straight, chunks, where);
   } catch (...) {
     // A constructor that throws runs no destructor: free the staging buffers made so far, and
     // let what was enqueued finish (fault injection found both missing).
@@ -196,7 +197,8 @@ void TransposeOp::Impl::abandon() noexcept {
 }
 
 void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, std::size_t rows,
-                                     const std::vector<char>& straight, std::size_t chunks, const char* where) {
+                                     const std::vector<char>& straight, const std::vector<std::size_t>& chunks,
+                                     const char* where) {
   const std::size_t nsrc = src.devices.size(), ndst = dst.devices.size();
   for (std::size_t g = 0; g < nsrc; ++g) {
     const Range& mine = src.layout.segment(g);
@@ -247,7 +249,7 @@ void TransposeOp::Impl::plan_sources(const PlanImpl& src, const PlanImpl& dst, s
       s.targets.max_cols = std::max(s.targets.max_cols, t.cols);
       s.targets.t[s.targets.count++] = t;
     }
-    source.chunks = produce ? transpose_chunks(chunks, s.rows, mine.count * element_size, all_local(src, dst, g)) : 1;
+    source.chunks = chunks[g];
   }
 }
 
