@@ -134,30 +134,28 @@ void launch_queue_step(const double* prev, const double* cur, double* next, cons
 }
 
 namespace {
+/// `f(Shape{})` with the shape of `l`'s radius among a kernel's three, for orders 4, 6 and 8;
+/// `otherwise()` at any other order.
+template <class Shape4, class Shape6, class Shape8, class F, class G>
+auto by_order(const Leapfrog& l, F&& f, G&& otherwise) {
+  if (l.radius == 2) return f(Shape4{});
+  if (l.radius == 3) return f(Shape6{});
+  if (l.radius == 4) return f(Shape8{});
+  return otherwise();
+}
+
+[[noreturn]] void not_built(const char* kernel, const Leapfrog& l) {
+  throw std::invalid_argument(std::string("cases::wave: the ") + kernel + " kernel is built for orders 4, 6 and 8, not " +
+                              std::to_string(2 * l.radius));
+}
+
 /// The staged kernel's shapes (README.md, "The staged kernel"), 3 planes in flight: at orders 4
 /// and 6 64 x 32 columns, 512 threads of 4 rows; at order 8 64 x 24 columns, 512 threads of 3 rows.
 /// launch_step leaves order 6 to the streaming kernel: the staged one only tied it (runs 140-141).
 using StagedShape4 = WaveStagedConfig<2, 64, 8, 4, 3>;
 using StagedShape6 = WaveStagedConfig<3, 64, 8, 4, 3>;
 using StagedShape8 = WaveStagedConfig<4, 64, 8, 3, 3>;
-}  // namespace
 
-bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l) {
-  return (l.radius == 2 && wave_staged_fits<StagedShape4>(prev, cur, box)) ||
-         (l.radius == 3 && wave_staged_fits<StagedShape6>(prev, cur, box)) ||
-         (l.radius == 4 && wave_staged_fits<StagedShape8>(prev, cur, box));
-}
-
-void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
-                        cudaStream_t stream) {
-  if (l.radius == 2) return launch_wave_staged<StagedShape4>(prev, cur, next, box, l, stream);
-  if (l.radius == 3) return launch_wave_staged<StagedShape6>(prev, cur, next, box, l, stream);
-  if (l.radius == 4) return launch_wave_staged<StagedShape8>(prev, cur, next, box, l, stream);
-  throw std::invalid_argument("cases::wave: the staged kernel is built for orders 4, 6 and 8, not " +
-                              std::to_string(2 * l.radius));
-}
-
-namespace {
 /// The tensor-copy kernel's shapes (README.md, "The tensor-copy kernel"), 3 planes in flight: 64 x
 /// 32 columns (512 threads of 4 rows) at order 4, 64 x 24 (512 threads of 3 rows) at 6 and 8.
 using TensorShape4 = WaveStagedConfig<2, 64, 8, 4, 3>;
@@ -165,19 +163,28 @@ using TensorShape6 = WaveStagedConfig<3, 64, 8, 3, 3>;
 using TensorShape8 = WaveStagedConfig<4, 64, 8, 3, 3>;
 }  // namespace
 
+bool staged_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l) {
+  return by_order<StagedShape4, StagedShape6, StagedShape8>(
+      l, [&](auto shape) { return wave_staged_fits<decltype(shape)>(prev, cur, box); }, [] { return false; });
+}
+
+void launch_staged_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
+                        cudaStream_t stream) {
+  by_order<StagedShape4, StagedShape6, StagedShape8>(
+      l, [&](auto shape) { launch_wave_staged<decltype(shape)>(prev, cur, next, box, l, stream); },
+      [&] { not_built("staged", l); });
+}
+
 bool tensor_step_fits(const double* prev, const double* cur, const Box& box, const Leapfrog& l) {
-  return (l.radius == 2 && wave_tensor_fits<TensorShape4>(prev, cur, box)) ||
-         (l.radius == 3 && wave_tensor_fits<TensorShape6>(prev, cur, box)) ||
-         (l.radius == 4 && wave_tensor_fits<TensorShape8>(prev, cur, box));
+  return by_order<TensorShape4, TensorShape6, TensorShape8>(
+      l, [&](auto shape) { return wave_tensor_fits<decltype(shape)>(prev, cur, box); }, [] { return false; });
 }
 
 void launch_tensor_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,
                         cudaStream_t stream) {
-  if (l.radius == 2) return launch_wave_tensor<TensorShape4>(prev, cur, next, box, l, stream);
-  if (l.radius == 3) return launch_wave_tensor<TensorShape6>(prev, cur, next, box, l, stream);
-  if (l.radius == 4) return launch_wave_tensor<TensorShape8>(prev, cur, next, box, l, stream);
-  throw std::invalid_argument("cases::wave: the tensor-copy kernel is built for orders 4, 6 and 8, not " +
-                              std::to_string(2 * l.radius));
+  by_order<TensorShape4, TensorShape6, TensorShape8>(
+      l, [&](auto shape) { launch_wave_tensor<decltype(shape)>(prev, cur, next, box, l, stream); },
+      [&] { not_built("tensor-copy", l); });
 }
 
 void launch_step(const double* prev, const double* cur, double* next, const Box& box, const Leapfrog& l,

@@ -77,6 +77,21 @@ __device__ inline void wait_all_but() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// This thread's z queue, empty: the planes before the first the block stages read as zeros.
+template <class C>
+__device__ __forceinline__ void clear(double (&queue)[2 * C::kR + 1][C::kNY]) {
+#pragma unroll
+  for (int i = 0; i < 2 * C::kR + 1; ++i)
+#pragma unroll
+    for (int j = 0; j < C::kNY; ++j) queue[i][j] = 0;
+}
+
+/// Thread (tx, ty)'s first cell in a stage of u^n (rows C::kPitch apart, R ghost rows above).
+template <class C>
+__device__ __forceinline__ int first_cell(int tx, int ty) {
+  return (C::kR + ty * C::kNY) * C::kPitch + C::kLead + tx;
+}
+
 /// This thread's NY cells of a plane into its z queue (the oldest plane drops out): `stage` is
 /// its first cell in the plane's stage of u^n (rows C::kPitch apart).
 template <class C>
@@ -159,11 +174,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
   for (int i = 0; i < D; ++i) issue(first + i);
   double queue[2 * R + 1][NY];  // queue[i][j]: row j of this thread at plane p - 2 R + i
-#pragma unroll
-  for (int i = 0; i < 2 * R + 1; ++i)
-#pragma unroll
-    for (int j = 0; j < NY; ++j) queue[i][j] = 0;
-  const int self = (R + ty * NY) * P + A + tx;  // this thread's first cell in a stage of u^n
+  staged::clear<C>(queue);
+  const int self = staged::first_cell<C>(tx, ty);
 
   for (long p = first; p < last; ++p) {
     staged::wait_all_but<D - 1>();  // plane p has arrived (this thread's copies) ...

@@ -92,7 +92,7 @@ template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wave_tensor_kernel(const __grid_constant__ CUtensorMap current_map, const __grid_constant__ CUtensorMap older_map,
                        double* next, Box box, Leapfrog l, int run) {
-  constexpr int R = C::kR, W = C::kW, H = C::kH, NY = C::kNY, D = C::kD, P = C::kPitch, S = C::kStages, A = C::kLead;
+  constexpr int R = C::kR, W = C::kW, H = C::kH, NY = C::kNY, D = C::kD, S = C::kStages;
   extern __shared__ __align__(128) double shared[];
   double* const planes = shared;                                            // S stages of u^n
   double* const olders = shared + static_cast<std::size_t>(S) * C::kPlane;  // D + 1 stages of u^{n-1}
@@ -128,11 +128,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
   for (int i = 0; i < D; ++i) issue(first + i);
   double queue[2 * R + 1][NY];  // queue[i][j]: row j of this thread at plane p - 2 R + i
-#pragma unroll
-  for (int i = 0; i < 2 * R + 1; ++i)
-#pragma unroll
-    for (int j = 0; j < NY; ++j) queue[i][j] = 0;
-  const int self = (R + ty * NY) * P + A + tx;  // this thread's first cell in a stage of u^n
+  staged::clear<C>(queue);
+  const int self = staged::first_cell<C>(tx, ty);
 
   for (long p = first; p < last; ++p) {
     __syncthreads();  // every thread is done with plane p - R - 1's stage, which plane p + D takes
