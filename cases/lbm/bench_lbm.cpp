@@ -47,15 +47,19 @@ bool fits(const lbm::Duct& d, int gpus, lbm::Options o) {
   return true;
 }
 
+// Skips the row (and says so) where its lattice does not fit the GPUs' free memory.
+bool skipped_unless_it_fits(benchmark::State& state, const lbm::Duct& d, int gpus, lbm::Options o) {
+  if (fits(d, gpus, o)) return false;
+  state.SkipWithError("skipped: the lattice does not fit the GPUs' free memory");
+  return true;
+}
+
 // Steps per timed iteration: the seed's 1000 up to M = 320, 100 above.
 std::size_t steps_per_run(const lbm::Duct& d) { return d.nx <= 320 ? 1000 : 100; }
 
 template <class V>
 void steps(benchmark::State& state, lbm::Duct d, int gpus, lbm::Options o) {
-  if (!fits(d, gpus, o)) {
-    state.SkipWithError("skipped: the lattice does not fit the GPUs' free memory");
-    return;
-  }
+  if (skipped_unless_it_fits(state, d, gpus, o)) return;
   const std::size_t count = steps_per_run(d);
   d.force = lbm::force_for(d, 0.05);
   V v(d, cases::Devices::first(gpus), o);
@@ -103,10 +107,7 @@ void copy(benchmark::State& state, std::size_t bytes) {
 // lattice laid out as that variant's (its populations left as allocated: only bytes move).
 template <class T>
 void exchanges(benchmark::State& state, lbm::Duct d, int gpus, lbm::Options o) {
-  if (!fits(d, gpus, o)) {
-    state.SkipWithError("skipped: the lattice does not fit the GPUs' free memory");
-    return;
-  }
+  if (skipped_unless_it_fits(state, d, gpus, o)) return;
   const std::size_t count = steps_per_run(d);
   cush::Field<T> f(cush::DeviceSet(cases::Devices::first(gpus).cush), {d.nx, d.ny, d.nz}, 3, lbm::lattice_options(), lbm::kQ);
   const cush::HaloComponents halo[2] = {lbm::esoteric_halo(0), lbm::esoteric_halo(1)};
