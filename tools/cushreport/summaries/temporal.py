@@ -160,7 +160,8 @@ def figures(run):
     """summary.json's entries of one run: per case (the wave per order) and grid, the single-GPU
     rate at its best number of steps a launch (steps_per_launch; 1 where the kernel fuses none)
     against the same run's one-step roofline (R1, R1w), and at that T on the most GPUs,
-    overlapped, cush against raw with the efficiency E_g; per order and grid, the DiamondTorre
+    overlapped, cush against raw with the efficiency E_g (`best_steps_overlap`; where that T is not
+    1, the one-step row too, `one_step_overlap`); per order and grid, the DiamondTorre
     variant's best row against R1w (with its T, R and schedule)."""
     nan = float("nan")
     rate, roofs = medians(run)
@@ -182,17 +183,21 @@ def figures(run):
             entries.append(figure(f"{name}.1gpu.best_steps.rate_n{n}", round(single[t], 1), "G point updates/s",
                                   reference=round(roof, 1), reference_is=f"one-step roofline, same run ({roof_name})",
                                   ratio=round(single[t] / roof, 3), **measured_in(run), steps_per_launch=t))
-            multi = {k[3] for k in rate if k[0] == overlap_kind and k[4] == n and k[3] > 1 and k[2] == t}
-            if not multi:
-                continue
-            g = max(multi)
-            raw = rate.get((overlap_kind, "multi_cuda", t, g, n), nan)
-            cush = rate.get((overlap_kind, "multi_cush", t, g, n), nan)
-            if raw == raw and cush == cush:
-                entries.append(figure(f"{name}.{g}gpu.best_steps_overlap.rate_n{n}", round(cush, 1), "G point updates/s",
-                                      reference=round(raw, 1), reference_is="multi-GPU raw CUDA, same run",
-                                      ratio=round(cush / raw, 3), **measured_in(run), steps_per_launch=t,
-                                      efficiency=round(cush / (g * single[t]), 3)))
+            # The overlapped row at that T on the most GPUs, and, where that T is not 1, the one-step row too.
+            for label, steps in (("best_steps_overlap", t), ("one_step_overlap", 1)):
+                if label == "one_step_overlap" and (t == 1 or 1 not in single):
+                    continue
+                multi = {k[3] for k in rate if k[0] == overlap_kind and k[4] == n and k[3] > 1 and k[2] == steps}
+                if not multi:
+                    continue
+                g = max(multi)
+                raw = rate.get((overlap_kind, "multi_cuda", steps, g, n), nan)
+                cush = rate.get((overlap_kind, "multi_cush", steps, g, n), nan)
+                if raw == raw and cush == cush:
+                    entries.append(figure(f"{name}.{g}gpu.{label}.rate_n{n}", round(cush, 1), "G point updates/s",
+                                          reference=round(raw, 1), reference_is="multi-GPU raw CUDA, same run",
+                                          ratio=round(cush / raw, 3), **measured_in(run), steps_per_launch=steps,
+                                          efficiency=round(cush / (g * single[steps]), 3)))
     for (order, n), rows in sorted(diamond_medians(run).items()):
         (r, sched, t), best = max(rows.items(), key=lambda kv: kv[1])
         roof = copy / 24
