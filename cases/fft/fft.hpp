@@ -172,6 +172,7 @@ class MultiCuda {
   Shape shape_;
   std::size_t chunks_ = 0;
   bool staged_ = false;
+  bool one_gpu_ = true;  // every part on one physical GPU (virtual GPUs): nothing to chunk or stage
   std::vector<Gpu> gpus_;
   int current_ = 0;  // which buffer holds the data
 };

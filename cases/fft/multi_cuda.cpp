@@ -63,9 +63,8 @@ MultiCuda::MultiCuda(std::size_t n, const Devices& gpus, Options options) {
   const std::size_t part = n / static_cast<std::size_t>(k);
   // A scratch buffer wherever a transpose may stage: Options::staged, or the automatic rule's case of
   // two GPUs and 4 or more chunks (the automatic count, or a forced count of 4 or more).
-  bool one_gpu = true;
-  for (int id : gpus.cuda) one_gpu = one_gpu && id == gpus.cuda[0];
-  const bool may_stage = staged_ || (!one_gpu && (chunks_ == 0 || chunks_ >= 4));
+  for (int id : gpus.cuda) one_gpu_ = one_gpu_ && id == gpus.cuda[0];
+  const bool may_stage = staged_ || (!one_gpu_ && (chunks_ == 0 || chunks_ >= 4));
   try {
     for (int id : gpus.cuda) {
       gpus_.push_back(Gpu{});
@@ -140,9 +139,7 @@ void MultiCuda::store(Complex* host) {
 // the rows with at least 16 MiB a chunk).
 std::size_t MultiCuda::chunks(std::size_t rows) const {
   if (chunks_ != 0) return std::min(chunks_, rows);
-  bool one_gpu = true;
-  for (const Gpu& g : gpus_) one_gpu = one_gpu && g.device == gpus_[0].device;
-  if (one_gpu) return 1;
+  if (one_gpu_) return 1;
   const std::size_t bytes = shape_.n / gpus_.size() * sizeof(Complex);
   for (std::size_t c = 8; c > 1; c /= 2)
     if (rows % c == 0 && bytes / c >= (std::size_t{16} << 20)) return c;
