@@ -105,7 +105,8 @@ if [[ "$steps" == *" suite "* ]]; then
     # Each count on a GPU of its own (the k-th count on the k-th visible GPU, cyclically), in a
     # copy of the build tree (each ctest writes its Testing/ folder), all at once. One after
     # another on one H200, 2 and 3 virtual GPUs alone took 433 s and 735 s (docs/reliability.md);
-    # side by side the counts should take about as long as the longest (not yet run on GPUs).
+    # side by side the counts take about as long as the longest (on 2 x H200, the 95 tests of
+    # CUSH_SUITE_TESTS='Wave|Advection|Cycle|Fft|Transpose|Lbm': 2 and 3 at once 61 and 64 s).
     read -r -a visible < <(nvidia-smi --query-gpu=index --format=csv,noheader | tr '\n' ' ')
     [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && IFS=, read -r -a visible <<<"$CUDA_VISIBLE_DEVICES"
     k=0

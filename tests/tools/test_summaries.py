@@ -84,6 +84,26 @@ class CommittedTables(unittest.TestCase):
             self.assertEqual(f["steps_per_launch"], 1)
             self.assertEqual([float(v) for v in got[(order, 1)][1:]], [f["reference"], f["value"], f["ratio"], f["efficiency"]])
 
+    def test_wave_readme_two_gpus_after_the_dispatch(self):
+        # cases/wave/README.md's table of run 170 (2 x H200): each order's row as temporal.figures states it.
+        with open(os.path.join(RESULTS, "..", "..", "cases", "wave", "README.md")) as f:
+            readme = f.read()
+        table = readme.split("wave_2026-11-29zk_2xh200.json", 1)[1].split("\n\n", 2)[1]
+        rows = {int(r[0]): r[1:] for r in (row.replace("**", "").replace("(", "|").replace(")", "").strip("|").split("|")
+                                           for row in table_rows(table)[2:])}
+        (run,) = load("wave_2026-11-29zk_2xh200.json")
+        e = {x["name"]: x for x in temporal.figures(run)}
+        self.assertEqual(sorted(rows), [2, 4, 6, 8])
+        for order, cells in rows.items():
+            two = e[f"wave.order{order}.2gpu.{'one_step' if order == 2 else 'best_steps'}_overlap.rate_n1024"]
+            self.assertEqual(two["steps_per_launch"], 1)
+            self.assertEqual([float(v) for v in cells[2:]], [two["reference"], two["value"], two["ratio"], two["efficiency"]])
+            if order != 2:  # order 2's best T on one GPU is 4 (stated below the table)
+                one = e[f"wave.order{order}.1gpu.best_steps.rate_n1024"]
+                self.assertEqual([float(v) for v in cells[:2]], [one["value"], one["ratio"]])
+        t4 = e["wave.order2.1gpu.best_steps.rate_n1024"]
+        self.assertIn(f"{t4['value']} G updates/s on one GPU ({t4['ratio']} R1w)", readme)
+
     def test_temporal_figures_are_the_pages_figures(self):
         # summary.json's wave entries: the best T of the one-GPU table and that T's overlapped row.
         got = {e["name"]: e for e in temporal.figures(load("wave_2026-11-28_2xh200.json")[0])}
