@@ -45,12 +45,12 @@ class Levels {
   std::vector<std::vector<long>> writer_;
 };
 
-bool next_to(const SkewedTile& reader, const SkewedTile& writer) {
-  const long dx = reader.first - writer.first, dy = reader.second - writer.second;
-  return (dx == 0 || dx == 1) && (dy == 0 || dy == 1);  // itself, -x, -y or -x-y
-}
-
 }  // namespace
+
+bool skewed_reads_from(SkewedTile reader, SkewedTile writer) {
+  const long dx = reader.first - writer.first, dy = reader.second - writer.second;
+  return (dx == 0 || dx == 1) && (dy == 0 || dy == 1);
+}
 
 void check_tiling(const SkewedTiling& t) {
   const std::size_t r = radius(t.order);  // throws for an unknown order
@@ -116,7 +116,7 @@ SkewedReport skewed_steps_host(const SkewedTiling& t, double courant2, std::span
             if (!lv.inside(cx, cy)) return void(broken = true);
             const long who = lv.writer(level, cx, cy);
             if (who == Levels::kMemory || who == q) return;
-            if (who == Levels::kNone || !next_to(me, order[static_cast<std::size_t>(who)])) return void(broken = true);
+            if (who == Levels::kNone || !skewed_reads_from(me, order[static_cast<std::size_t>(who)])) return void(broken = true);
             const SkewedTile them = order[static_cast<std::size_t>(who)];
             const ColumnRange wf = skewed_footprint(t, them, static_cast<std::size_t>(level));
             if (them.first != me.first) report.edge_x = std::max(report.edge_x, wf.x1 - cx);

@@ -17,7 +17,8 @@
 // The host model runs the tiles whole, one after another, and checks every read: a cell read
 // from any tile but the reader and its -x, -y and -x-y neighbours, or not written yet, counts as
 // broken and gives NaN, which spreads. Run in ticket order, the stored levels must equal T steps
-// of step_host bit for bit (test_skewed_host.cpp).
+// of step_host bit for bit (test_skewed_host.cpp). skewed_pipeline.hpp runs the same tiling plane
+// by plane, as blocks waiting on their neighbours' flags would.
 
 #include <cstddef>
 #include <span>
@@ -50,6 +51,9 @@ void check_tiling(const SkewedTiling& t);
 
 /// The columns tile (i, j) computes at `level` (1 .. steps), clipped as above (may be empty).
 [[nodiscard]] ColumnRange skewed_footprint(const SkewedTiling& t, SkewedTile tile, std::size_t level);
+
+/// Whether a tile may read what `writer` computed: itself, or its -x, -y or -x-y neighbour.
+[[nodiscard]] bool skewed_reads_from(SkewedTile reader, SkewedTile writer);
 
 /// The tiles in ticket order: j = -1 .. ceil(n / h) - 1, within it i = -1 .. ceil(n / w) - 1.
 [[nodiscard]] std::vector<SkewedTile> skewed_tickets(const SkewedTiling& t);

@@ -17,6 +17,7 @@
 #include "coefficients.hpp"
 #include "reference.hpp"
 #include "skewed.hpp"
+#include "skewed_pipeline.hpp"
 #include "support/random.hpp"
 
 namespace wv = cases::wave;
@@ -155,4 +156,69 @@ TEST(WaveSkewed, BadTilingsAreRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("tiles of at least 16"), std::string::npos) << e.what();
   }
+}
+
+// The tiles run plane by plane as blocks would (skewed_pipeline.hpp): with the kernel's wait (a
+// tile runs plane p once its -x, -y and -x-y neighbours ran plane p), every schedule gives T steps
+// of step_host bit for bit and never stalls, from one tile resident at a time to all of them, the
+// next tile at random or always the latest ticket.
+TEST(WaveSkewed, PlaneByPlaneWithTheWaitEqualsStepHost) {
+  std::mt19937_64 rng(29);
+  for (int order : wv::kOrders)
+    for (int trial = 0; trial < 3; ++trial) {
+      const std::size_t r = wv::radius(order);
+      wv::SkewedTiling t;
+      t.order = order;
+      t.steps = std::uniform_int_distribution<std::size_t>(1, 3)(rng);
+      const std::size_t least = std::max<std::size_t>(1, 2 * (t.steps - 1) * r);
+      t.w = least + std::uniform_int_distribution<std::size_t>(0, 2)(rng);
+      t.h = least + std::uniform_int_distribution<std::size_t>(0, 3)(rng);
+      t.n = std::max<std::size_t>(order + 1, std::uniform_int_distribution<std::size_t>(t.w, 2 * t.w + 3)(rng));
+      const std::size_t count = t.n * t.n * t.n;
+      const double courant2 = 0.5 * std::pow(wv::courant_limit(order), 2);
+      const std::vector<double> older0 = random_values(count, rng), current0 = random_values(count, rng);
+      std::vector<double> want_older = older0, want = current0, next(count);
+      for (std::size_t s = 0; s < t.steps; ++s) {
+        wv::step_host(order, courant2, t.n, want_older, want, next);
+        want_older.swap(want);
+        want.swap(next);
+      }
+      const std::size_t tiles = wv::skewed_tickets(t).size();
+      for (const std::size_t resident : {std::size_t{1}, std::size_t{2}, std::size_t{5}, tiles})
+        for (const bool latest : {false, true}) {
+          const wv::SkewedSchedule s{resident, latest, rng(), 0};
+          SCOPED_TRACE(describe(t) + ", " + std::to_string(resident) + " resident" + (latest ? ", latest first" : ""));
+          std::vector<double> older = older0, current = current0;
+          const wv::SkewedPipelineReport got = wv::skewed_pipeline_host(t, courant2, s, older, current);
+          EXPECT_FALSE(got.stalled);
+          EXPECT_EQ(got.broken, 0u);
+          EXPECT_TRUE(same_bits(current, want)) << "level T";
+          EXPECT_TRUE(same_bits(older, want_older)) << "level T - 1";
+        }
+    }
+}
+
+// The wait is tight: a tile let one plane ahead of its neighbours (slack 1), the far end of the
+// wavefront first, reads cells not written yet, and the model sees it; the same schedule with
+// the kernel's wait does not.
+TEST(WaveSkewed, APlaneLessWaitIsSeenBroken) {
+  for (const wv::SkewedTiling t : {wv::SkewedTiling{12, 2, 2, 4, 5}, wv::SkewedTiling{13, 4, 3, 8, 8}}) {
+    SCOPED_TRACE(describe(t));
+    std::mt19937_64 rng(5);
+    const std::size_t count = t.n * t.n * t.n;
+    const std::vector<double> older0 = random_values(count, rng), current0 = random_values(count, rng);
+    const std::size_t tiles = wv::skewed_tickets(t).size();
+    std::vector<double> older = older0, current = current0;
+    const wv::SkewedPipelineReport loose = wv::skewed_pipeline_host(t, 0.1, {tiles, true, 1, 1}, older, current);
+    EXPECT_GT(loose.broken, 0u);
+    EXPECT_FALSE(loose.stalled);
+    older = older0;
+    current = current0;
+    const wv::SkewedPipelineReport tight = wv::skewed_pipeline_host(t, 0.1, {tiles, true, 1, 0}, older, current);
+    EXPECT_EQ(tight.broken, 0u);
+    EXPECT_GT(tight.waits, 0u);  // the far end did wait
+  }
+  std::vector<double> a(27 * 27 * 27), b(a.size());
+  EXPECT_THROW(wv::skewed_pipeline_host({27, 2, 2, 8, 8}, 0.1, {0, false, 1, 0}, a, b), std::invalid_argument);
+  EXPECT_THROW(wv::skewed_pipeline_host({27, 2, 2, 8, 8}, 0.1, {1, false, 1, -1}, a, b), std::invalid_argument);
 }
