@@ -60,15 +60,16 @@ void check_tiling(const SkewedTiling& t);
 
 /// What the host model saw.
 struct SkewedReport {
-  std::size_t updates = 0;  ///< columns updated, every level and tile
-  std::size_t broken = 0;   ///< column reads that broke the schedule (their results are NaN)
+  std::size_t updates = 0;  ///< cells updated, every level and tile
+  std::size_t broken = 0;   ///< cell updates with a read that broke the schedule (their results are NaN)
   long edge_x = 0;          ///< the most columns from a writer's +x edge a neighbour read (2 r where T > 1)
   long edge_y = 0;          ///< the same from the +y edge
   std::size_t published = 0;  ///< the most distinct columns of one tile and level that others read
 };
 
 /// `steps` leapfrog steps of the periodic n^3 grid (x fastest) through the skewed tiling, the
-/// tiles run whole in `order` (skewed_tickets for the schedule). `older` and `current` hold
+/// tiles run whole in `order` (skewed_tickets for the schedule), the z ghosts T r deep like the
+/// x and y ghosts. `older` and `current` hold
 /// u^{n-1} and u^n on entry, u^{n+T-1} and u^{n+T} after, where the schedule held (NaN
 /// downstream of a broken read). Same arithmetic as step_host. std::invalid_argument for a bad
 /// tiling (check_tiling) or arrays that are not n^3.
