@@ -5,6 +5,7 @@
 // the roof/copy row makes it; R1w = B / 24 bytes, the one-step roofline of a leapfrog reading two
 // levels and writing one). Every shape's levels n + T - 1 and n + T are compared bit for bit with
 // T one-step launches of the column kernel. Prints each kernel's registers and spilled bytes.
+// Also the skewed (wavefront) tiling of wave_skewed_variant.cuh, which computes no cell twice.
 // Not a benchmark: it prints a table and exits.
 //
 //   usage: probe_wave [n (default 1024)] [repetitions (default 10)] [only: order:text]
@@ -26,6 +27,7 @@
 #include "probe_support.cuh"
 #include "wave_staged.cuh"  // launch_wave_staged: planes staged in shared memory by cp.async
 #include "wave_staged_variants.cuh"  // the staged kernel's copy loop and halo reads varied
+#include "wave_skewed_variant.cuh"  // the skewed (wavefront) tiling: no cell computed twice
 #include "wave_steps.cuh"  // launch_wave_steps_tiles: other shapes than the case's
 
 namespace wave = cases::wave;
@@ -140,6 +142,44 @@ int main(int argc, char** argv) {
                reinterpret_cast<const void*>(wave::wave_steps_kernel<C>),
                [&] { wave::launch_wave_steps_tiles<C>(lv, box, l, nullptr); });
       };
+      // The skewed tiling (wave_skewed_variant.cuh): W x TY threads of NY rows, storing
+      // (W - (T + 1) R) x (TY NY - (T + 1) R) columns, each cell computed once.
+      auto skewed = [&]<int R, int T, int W, int TY, int NY, int Every = 1, int B = 1, bool ZFirst = false, int Exchange = 2>(
+                        long want_run = 0) {
+        if (R != l.radius || T != t) return;
+        using C = probe::SkewedConfig<R, T, W, TY, NY, Every, B, ZFirst, Exchange>;
+        const std::string name = "skewed " + std::to_string(W) + "x" + std::to_string(TY) + " NY" + std::to_string(NY) +
+                                 " stores " + std::to_string(C::kX) + "x" + std::to_string(C::kY) + " flag every " +
+                                 std::to_string(Every) + (B > 1 ? " min " + std::to_string(B) + " blocks" : "") +
+                                 (ZFirst ? " z first" : "") +
+                                 (Exchange == 1 ? " no waits (wrong)" : Exchange == 0 ? " no exchange (wrong)" : "") + (want_run > 0 ? " run " + std::to_string(want_run) : "");
+        if (!probe::matches(name, only_text)) return;
+        long run = 0;
+        probe::SkewedScratch st = probe::make_skewed_scratch<C>(box, run, want_run);
+        report(name, reinterpret_cast<const void*>(probe::skewed_kernel<C>),
+               [&] { probe::launch_skewed<C>(lv, box, l, run, st, nullptr); });
+        probe::free_skewed_scratch(st);
+      };
+      skewed.template operator()<1, 2, 64, 8, 4>();
+      skewed.template operator()<1, 2, 64, 8, 4, 4>();
+      skewed.template operator()<1, 2, 64, 8, 4, 16>();
+      for (long want : {32L, 64L, 256L, 1024L}) skewed.template operator()<1, 2, 64, 8, 4>(want);  // z runs
+      skewed.template operator()<1, 2, 64, 8, 4, 1, 1, true>();
+      skewed.template operator()<1, 2, 64, 8, 4, 1, 1, true>(64);
+      skewed.template operator()<1, 2, 64, 8, 4, 1, 1, true, 1>();
+      skewed.template operator()<1, 2, 64, 8, 4, 1, 1, true, 0>();
+      skewed.template operator()<1, 4, 64, 8, 4, 1, 1, true, 1>();
+      skewed.template operator()<1, 4, 64, 8, 4, 1, 1, true, 0>();
+      skewed.template operator()<1, 2, 64, 4, 4, 1, 2>();  // 256 threads, two blocks an SM
+      skewed.template operator()<1, 2, 64, 4, 4, 1, 2, true>();
+      skewed.template operator()<1, 2, 32, 8, 4, 1, 2, true>();
+      skewed.template operator()<1, 4, 64, 4, 4, 1, 2, true>();
+      skewed.template operator()<1, 3, 64, 8, 4, 4>();
+      skewed.template operator()<1, 4, 64, 8, 4>();
+      skewed.template operator()<1, 4, 64, 8, 4, 4>();
+      skewed.template operator()<1, 4, 64, 8, 4, 16>();
+      skewed.template operator()<1, 4, 64, 6, 4, 4>();  // 384 threads: 168 registers a thread
+      skewed.template operator()<2, 2, 64, 8, 4, 4>();
       // One step with the planes staged by cp.async, D planes in flight, z runs of `run` planes (0:
       // the launcher's choice).
       auto staged = [&]<int R, int W, int TY, int NY, int D>(long run, bool in_place = false) {
