@@ -1,7 +1,8 @@
 #pragma once
-// Case "wave": the skewed (wavefront) tiling of T fused leapfrog steps, on the host. Not a GPU
-// kernel yet: the schedule a kernel would follow, checked here first (README.md, "The skewed
-// kernel worked out further").
+// Case "wave": the skewed (wavefront) tiling of T fused leapfrog steps, on the host: the schedule
+// checked here first (README.md, "The skewed kernel worked out further"). The GPU kernel that
+// follows it is a probe, bench/probes/wave_skewed_variant.cuh (README.md, "The skewed kernel on
+// the GPU": right, but slower than the streaming kernel).
 //
 //   - Tiles of w x h columns (every column holds all its z nodes). Tile (i, j) stores at level T
 //     the columns [i w, (i + 1) w) x [j h, (j + 1) h); its level l (1 <= l <= T) is the same
